@@ -1,0 +1,8 @@
+import { Command } from "@effect/cli"
+import { Effect } from "effect"
+import { ExitWith } from "./ExitCode.js"
+
+// Placeholder until its issue lands: says so instead of pretending to work.
+export const connectCommand = Command.make("connect", {}, () =>
+  Effect.fail(new ExitWith({ code: 1, message: "account-sync connect: not implemented yet" }))
+).pipe(Command.withDescription("(not implemented yet)"))

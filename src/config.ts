@@ -1,0 +1,81 @@
+import { Config, ConfigError, Either, Option, Redacted } from "effect"
+
+/** Where the warehouse lives: a real Postgres (`DATABASE_URL`) or the embedded one under `DATA_DIR`. */
+export const DatabaseConfig = Config.all({
+  url: Config.option(Config.redacted("DATABASE_URL")),
+  dataDir: Config.string("DATA_DIR").pipe(Config.withDefault("./.data")),
+  schema: Config.string("DB_SCHEMA").pipe(
+    Config.withDefault("account_sync"),
+    Config.validate({
+      message: "DB_SCHEMA: expected a Postgres identifier (lowercase letters, digits and underscores, starting with a letter)",
+      validation: (s) => /^[a-z_][a-z0-9_]{0,62}$/.test(s)
+    })
+  )
+})
+export type DatabaseConfig = Config.Config.Success<typeof DatabaseConfig>
+
+const isoDate = /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$/
+
+const httpUrl = (name: string) =>
+  Config.string(name).pipe(
+    Config.validate({
+      message: `${name}: expected an absolute http(s) URL, e.g. https://api.example.com`,
+      validation: (s) => {
+        try {
+          const u = new URL(s)
+          return u.protocol === "http:" || u.protocol === "https:"
+        } catch {
+          return false
+        }
+      }
+    })
+  )
+
+/** The app's credentials at the service and the API version it speaks. */
+export const ServiceConfig = Config.all({
+  baseUrl: httpUrl("SERVICE_BASE_URL").pipe(Config.map((s) => s.replace(/\/+$/, ""))),
+  clientId: Config.nonEmptyString("SERVICE_CLIENT_ID"),
+  clientSecret: Config.redacted(Config.nonEmptyString("SERVICE_CLIENT_SECRET")),
+  redirectUri: httpUrl("SERVICE_REDIRECT_URI"),
+  graphqlVersion: Config.string("SERVICE_GRAPHQL_VERSION").pipe(
+    Config.withDefault("2025-01-20"),
+    Config.validate({ message: "SERVICE_GRAPHQL_VERSION: expected a date in the form YYYY-MM-DD", validation: (s) => isoDate.test(s) })
+  )
+})
+export type ServiceConfig = Config.Config.Success<typeof ServiceConfig>
+
+/** 32 random bytes, base64: the AES-256-GCM key that encrypts tokens and PKCE verifiers at rest. */
+export const TokenEncryptionKey = Config.redacted("TOKEN_ENCRYPTION_KEY").pipe(
+  Config.mapOrFail((r) => {
+    const bytes = Buffer.from(Redacted.value(r), "base64")
+    return bytes.length === 32 && /^[A-Za-z0-9+/]+={0,2}$/.test(Redacted.value(r).trim())
+      ? Either.right(Redacted.make(bytes))
+      : Either.left(ConfigError.InvalidData([], "TOKEN_ENCRYPTION_KEY: expected 32 bytes encoded as base64 (e.g. `openssl rand -base64 32`)"))
+  })
+)
+
+/** Renders a ConfigError as one line per problem that names the key and the expected form. */
+export const formatConfigError = (error: ConfigError.ConfigError): string => {
+  const lines: Array<string> = []
+  const walk = (e: ConfigError.ConfigError): void => {
+    switch (e._op) {
+      case "And":
+      case "Or":
+        walk(e.left)
+        walk(e.right)
+        return
+      case "MissingData":
+        lines.push(e.path.length > 0 ? `configuration: ${e.path.join(".")} is missing: ${e.message}` : `configuration: ${e.message}`)
+        return
+      case "InvalidData":
+      case "SourceUnavailable":
+      case "Unsupported":
+        lines.push(e.path.length > 0 ? `configuration: ${e.path.join(".")} is invalid: ${e.message}` : `configuration: invalid ${e.message}`)
+        return
+    }
+  }
+  walk(error)
+  return [...new Set(lines)].join("\n")
+}
+
+export const optionalString = (name: string) => Config.option(Config.string(name)).pipe(Config.map(Option.getOrUndefined))

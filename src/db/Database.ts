@@ -1,0 +1,80 @@
+import { PgClient } from "@effect/sql-pg"
+import { SqlClient, SqlError } from "@effect/sql"
+import { Effect, Layer, Option, Redacted } from "effect"
+import pg from "pg"
+import * as path from "node:path"
+import { DatabaseConfig } from "../config.js"
+import { startEmbeddedPostgres } from "./EmbeddedPostgres.js"
+import { runMigrations } from "./Migrations.js"
+
+export interface DatabaseTarget {
+  /** A real Postgres; when absent the embedded one is started under `dataDir`. */
+  readonly url: Option.Option<Redacted.Redacted<string>>
+  readonly dataDir: string | "memory"
+  readonly schema: string
+  readonly maxConnections?: number
+  readonly applicationName?: string
+}
+
+const poolLayer = (options: {
+  readonly connection: pg.PoolConfig
+  readonly schema: string
+  readonly maxConnections: number
+  readonly applicationName: string
+}) =>
+  PgClient.layerFromPool({
+    acquire: Effect.acquireRelease(
+      Effect.tryPromise({
+        try: async () => {
+          const pool = new pg.Pool({
+            ...options.connection,
+            max: options.maxConnections,
+            application_name: options.applicationName,
+            connectionTimeoutMillis: 10_000,
+            idleTimeoutMillis: 30_000,
+            // every connection of the pool sees our schema first (real Postgres honours startup options)
+            options: `-c search_path=${options.schema},public`
+          })
+          pool.on("error", () => {})
+          await pool.query(`CREATE SCHEMA IF NOT EXISTS ${options.schema}`)
+          return pool
+        },
+        catch: (cause) => new SqlError.SqlError({ cause, message: "cannot connect to Postgres" })
+      }),
+      (pool) => Effect.promise(() => pool.end()).pipe(Effect.timeoutOption("2 seconds"))
+    )
+  })
+
+/** An `@effect/sql-pg` client for a real or an embedded Postgres: one code path either way. */
+export const makeDatabaseLayer = (target: DatabaseTarget) =>
+  Layer.unwrapScoped(
+    Effect.gen(function* () {
+      const maxConnections = target.maxConnections ?? 10
+      const applicationName = target.applicationName ?? "account-sync"
+      if (Option.isSome(target.url)) {
+        return poolLayer({
+          connection: { connectionString: Redacted.value(target.url.value) },
+          schema: target.schema,
+          maxConnections,
+          applicationName
+        })
+      }
+      const dataDir = target.dataDir === "memory" ? "memory" : path.resolve(target.dataDir, "pg")
+      const embedded = yield* startEmbeddedPostgres({ dataDir, searchPath: `${target.schema},public` })
+      yield* Effect.logDebug(`embedded Postgres on 127.0.0.1:${embedded.port}, data in ${embedded.dataDir}`)
+      return poolLayer({
+        connection: { host: embedded.host, port: embedded.port, user: "postgres", database: "postgres" },
+        schema: target.schema,
+        maxConnections,
+        applicationName
+      })
+    })
+  )
+
+/** The database named by the environment (`DATABASE_URL`, `DATA_DIR`, `DB_SCHEMA`). */
+export const DatabaseLive = Layer.unwrapEffect(Effect.map(DatabaseConfig, makeDatabaseLayer))
+
+/** The database with every migration applied: what every command that touches the schema uses. */
+export const MigratedDatabaseLive = Layer.effectDiscard(runMigrations).pipe(Layer.provideMerge(DatabaseLive))
+
+export type Database = PgClient.PgClient | SqlClient.SqlClient

@@ -1,0 +1,71 @@
+import { Command, ValidationError } from "@effect/cli"
+import { NodeContext, NodeRuntime } from "@effect/platform-node"
+import { Cause, ConfigError, Effect, Exit, Option } from "effect"
+import { config as loadDotenv } from "dotenv"
+import { formatConfigError } from "./config.js"
+import { backfillCommand } from "./cli/backfill.js"
+import { connectCommand } from "./cli/connect.js"
+import { demoCommand } from "./cli/demo.js"
+import { disconnectCommand } from "./cli/disconnect.js"
+import { emulatorCommand } from "./cli/emulator.js"
+import { ExitCodes, ExitWith } from "./cli/ExitCode.js"
+import { migrateCommand } from "./cli/migrate.js"
+import { serveCommand } from "./cli/serve.js"
+import { statusCommand } from "./cli/status.js"
+import { syncCommand } from "./cli/sync.js"
+import { LoggingLive } from "./logging.js"
+
+loadDotenv({ quiet: true })
+
+const root = Command.make("account-sync").pipe(
+  Command.withDescription("Sync OAuth-connected service accounts into Postgres."),
+  Command.withSubcommands([
+    connectCommand,
+    serveCommand,
+    syncCommand,
+    backfillCommand,
+    statusCommand,
+    disconnectCommand,
+    migrateCommand,
+    emulatorCommand,
+    demoCommand
+  ])
+)
+
+const cli = Command.run(root, { name: "account-sync", version: "0.1.0" })
+
+let signal: "SIGINT" | "SIGTERM" | undefined
+process.once("SIGINT", () => (signal ??= "SIGINT"))
+process.once("SIGTERM", () => (signal ??= "SIGTERM"))
+
+/** Turns how the program ended into an exit code, printing one clear line for expected failures. */
+const exitCodeOf = (exit: Exit.Exit<unknown, unknown>): number => {
+  if (Exit.isSuccess(exit)) return ExitCodes.ok
+  if (Cause.isInterruptedOnly(exit.cause)) return signal === "SIGTERM" ? ExitCodes.sigterm : ExitCodes.sigint
+  const failure = Cause.failureOption(exit.cause)
+  if (Option.isSome(failure)) {
+    const error = failure.value
+    if (error instanceof ExitWith) {
+      if (error.message) process.stderr.write(`${error.message}\n`)
+      return error.code
+    }
+    if (ConfigError.isConfigError(error)) {
+      process.stderr.write(`${formatConfigError(error)}\n`)
+      return ExitCodes.usage
+    }
+    if (ValidationError.isValidationError(error)) return ExitCodes.usage
+  }
+  process.stderr.write(`account-sync: ${Cause.pretty(exit.cause)}\n`)
+  return ExitCodes.failure
+}
+
+(cli(process.argv) as Effect.Effect<void, unknown, NodeContext.NodeContext>).pipe(
+  Effect.provide(LoggingLive),
+  Effect.provide(NodeContext.layer),
+  (program) =>
+    NodeRuntime.runMain(program, {
+      disableErrorReporting: true,
+      disablePrettyLogger: true,
+      teardown: (exit, onExit) => onExit(signal ? exitCodeOf(exit) || (signal === "SIGTERM" ? 143 : 130) : exitCodeOf(exit))
+    })
+)
