@@ -1,0 +1,112 @@
+import type { Effect } from "effect"
+
+/**
+ * The emulator's control surface: the same operations in process (the test layer) and over HTTP
+ * (`POST /__admin/<operation>` with a JSON body of the arguments, answered with JSON; enabled by `--admin`).
+ * Tests, the demo and benchmarks drive the emulator only through this interface.
+ */
+
+export interface AppSpec {
+  readonly clientId: string
+  readonly clientSecret: string
+  readonly redirectUri: string
+  readonly webhookUrl?: string
+  /** Scopes shown at consent and enforced at the GraphQL endpoint; default: read_jobs, read_clients, ... (all reads) */
+  readonly scopes?: ReadonlyArray<string>
+  /** Refresh Token Rotation: a refresh returns a new refresh token and the old one stops working. Default false. */
+  readonly rotation?: boolean
+  readonly name?: string
+  readonly author?: string
+}
+
+export interface AccountSpec {
+  /** An EncodedId-like id; generated when absent. */
+  readonly accountId?: string
+  readonly name?: string
+  /** Seeded jobs to create at once (deterministic for a given seed). */
+  readonly jobs?: number
+  readonly seed?: number
+}
+
+/** A job exactly as the GraphQL endpoint serves it (every scalar field of the schema's `Job`). */
+export interface JobRecord {
+  readonly id: string
+  readonly jobNumber: number
+  readonly title: string | null
+  readonly updatedAt: string
+  readonly createdAt: string
+  readonly [field: string]: unknown
+}
+
+export interface Limits {
+  readonly maxPoints?: number
+  readonly restoreRate?: number
+  /** Request-rate guard: at most `requestLimit` requests per `requestWindowSeconds` per app and account (HTTP 429). */
+  readonly requestLimit?: number
+  readonly requestWindowSeconds?: number
+  /** Largest `first`/`last` accepted on a connection. */
+  readonly maxPageSize?: number
+}
+
+export interface Faults {
+  /** Probability of an HTTP 5xx answer (0..1), per GraphQL or token request. */
+  readonly errorRate?: number
+  /** Probability the connection is destroyed without an answer. */
+  readonly dropRate?: number
+  /** Probability the body is cut short (invalid JSON) with a 200 status. */
+  readonly truncateRate?: number
+  /** Probability of an added delay of `latencyMs`. */
+  readonly latencyRate?: number
+  readonly latencyMs?: number
+  /** Seed of the fault draw, for repeatable runs. */
+  readonly seed?: number
+}
+
+export interface EmulatorStats {
+  readonly tokenRequests: { readonly authorization_code: number; readonly refresh_token: number; readonly failed: number }
+  readonly graphqlRequests: number
+  readonly throttled: number
+  readonly rateLimited: number
+  readonly faultsInjected: { readonly error: number; readonly drop: number; readonly truncate: number; readonly latency: number }
+  /** Successful refresh grants per account id. */
+  readonly refreshesByAccount: Readonly<Record<string, number>>
+}
+
+export interface EmulatorAdmin {
+  readonly baseUrl: string
+  readonly createApp: (spec: AppSpec) => Effect.Effect<{ readonly appId: string; readonly clientId: string }, EmulatorAdminError>
+  readonly createAccount: (spec: AccountSpec) => Effect.Effect<{ readonly accountId: string; readonly name: string; readonly adminUserId: string }, EmulatorAdminError>
+  readonly seedJobs: (accountId: string, count: number, seed?: number) => Effect.Effect<{ readonly total: number }, EmulatorAdminError>
+  /** Live (not deleted) jobs of the account, ordered by id. */
+  readonly listJobs: (accountId: string) => Effect.Effect<ReadonlyArray<JobRecord>, EmulatorAdminError>
+  /** Edits `count` pseudo-randomly chosen jobs (or `ids`): new title and other fields, `updatedAt` = now. */
+  readonly editJobs: (accountId: string, options: { readonly count?: number; readonly ids?: ReadonlyArray<string>; readonly seed?: number }) => Effect.Effect<{ readonly ids: ReadonlyArray<string> }, EmulatorAdminError>
+  readonly deleteJobs: (accountId: string, options: { readonly count?: number; readonly ids?: ReadonlyArray<string>; readonly seed?: number }) => Effect.Effect<{ readonly ids: ReadonlyArray<string> }, EmulatorAdminError>
+  /** `auto`: the authorization endpoint approves at once for `accountId` (or the `login_hint` query parameter). */
+  readonly setApproval: (options: { readonly mode: "auto" | "manual"; readonly accountId?: string }) => Effect.Effect<void, EmulatorAdminError>
+  /** Admin clicks Disconnect on the marketplace listing: all tokens die, APP_DISCONNECT is delivered. */
+  readonly marketplaceDisconnect: (clientId: string, accountId: string) => Effect.Effect<void, EmulatorAdminError>
+  readonly automaticDisconnect: (clientId: string, accountId: string, reason: "churn" | "downgrade" | "deactivation") => Effect.Effect<void, EmulatorAdminError>
+  /** New secret returned; the old one fails at once; refresh tokens under it revoked; access tokens live on. */
+  readonly regenerateSecret: (clientId: string) => Effect.Effect<{ readonly clientSecret: string }, EmulatorAdminError>
+  /** Scopes changed, then the account re-authorized elsewhere: the connector's refresh tokens die. */
+  readonly reauthorizeAfterScopeChange: (clientId: string, accountId: string, scopes: ReadonlyArray<string>) => Effect.Effect<void, EmulatorAdminError>
+  /** Developer-portal Test session: refresh tokens of that app and admin die; access tokens live on. */
+  readonly startSandboxSession: (clientId: string, accountId: string) => Effect.Effect<{ readonly accessToken: string }, EmulatorAdminError>
+  /** Per app and account when both given, else the defaults for new buckets. */
+  readonly setLimits: (limits: Limits & { readonly clientId?: string; readonly accountId?: string }) => Effect.Effect<void, EmulatorAdminError>
+  readonly setFaults: (faults: Faults) => Effect.Effect<void, EmulatorAdminError>
+  /** Moves the emulator's clock forward (codes, tokens and buckets all follow it). */
+  readonly advanceClock: (seconds: number) => Effect.Effect<void, EmulatorAdminError>
+  /** Whether the token endpoint would accept this refresh token now. */
+  readonly isRefreshTokenValid: (clientId: string, refreshToken: string) => Effect.Effect<boolean, EmulatorAdminError>
+  readonly stats: () => Effect.Effect<EmulatorStats, EmulatorAdminError>
+  readonly resetStats: () => Effect.Effect<void, EmulatorAdminError>
+}
+
+export class EmulatorAdminError extends Error {
+  readonly _tag = "EmulatorAdminError"
+  constructor(readonly operation: string, readonly reason: string) {
+    super(`emulator admin ${operation}: ${reason}`)
+  }
+}
