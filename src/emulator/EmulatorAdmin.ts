@@ -1,4 +1,4 @@
-import type { Effect } from "effect"
+import { Data, type Effect } from "effect"
 
 /**
  * The emulator's control surface: the same operations in process (the test layer) and over HTTP
@@ -104,9 +104,11 @@ export interface EmulatorAdmin {
   readonly resetStats: () => Effect.Effect<void, EmulatorAdminError>
 }
 
-export class EmulatorAdminError extends Error {
-  readonly _tag = "EmulatorAdminError"
-  constructor(readonly operation: string, readonly reason: string) {
-    super(`emulator admin ${operation}: ${reason}`)
+export class EmulatorAdminError extends Data.TaggedError("EmulatorAdminError")<{
+  readonly operation: string
+  readonly reason: string
+}> {
+  override get message() {
+    return `emulator admin ${this.operation}: ${this.reason}`
   }
 }
