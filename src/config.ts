@@ -1,4 +1,4 @@
-import { Config, ConfigError, Either, Option, Redacted } from "effect"
+import { Config, ConfigError, Duration, Either, Option, Redacted } from "effect"
 
 /** Where the warehouse lives: a real Postgres (`DATABASE_URL`) or the embedded one under `DATA_DIR`. */
 export const DatabaseConfig = Config.all({
@@ -79,3 +79,17 @@ export const formatConfigError = (error: ConfigError.ConfigError): string => {
 }
 
 export const optionalString = (name: string) => Config.option(Config.string(name)).pipe(Config.map(Option.getOrUndefined))
+
+/** How the connector treats tokens: refresh this long before `exp`, and give the token endpoint this long per request. */
+export const TokenPolicyConfig = Config.all({
+  refreshSkew: Config.duration("TOKEN_REFRESH_SKEW").pipe(Config.withDefault(Duration.minutes(5))),
+  requestTimeout: Config.duration("TOKEN_REQUEST_TIMEOUT").pipe(Config.withDefault(Duration.seconds(10)))
+})
+export type TokenPolicyConfig = Config.Config.Success<typeof TokenPolicyConfig>
+
+/** Where `serve` listens. */
+export const HttpServerConfig = Config.all({
+  port: Config.port("PORT").pipe(Config.withDefault(8080)),
+  host: Config.string("HOST").pipe(Config.withDefault("0.0.0.0"))
+})
+export type HttpServerConfig = Config.Config.Success<typeof HttpServerConfig>

@@ -40,3 +40,92 @@ export class TokenEndpointUnavailable extends Data.TaggedError("TokenEndpointUna
 }
 
 export type AccessTokenError = TokenRefused | ClientMisconfigured | NotConnected | TokenEndpointUnavailable
+
+/** Stored ciphertext did not authenticate: the configured key is not the one the values were written with. */
+export class TokenKeyMismatch extends Data.TaggedError("TokenKeyMismatch")<{
+  /** What could not be read, e.g. "access token of account X". Never the value. */
+  readonly what: string
+}> {
+  override get message() {
+    return `cannot decrypt the ${this.what}: TOKEN_ENCRYPTION_KEY does not match the key the tokens were stored with`
+  }
+}
+
+/** The token endpoint answered `invalid_grant` to a code exchange (code expired, reused, or wrong PKCE verifier). */
+export class CodeExchangeRefused extends Data.TaggedError("CodeExchangeRefused")<{
+  readonly reason: string
+}> {
+  override get message() {
+    return `the service refused the authorization code (${this.reason}); start the connection again`
+  }
+}
+
+/** The redirect carried `error=...` (the admin denied access, or the service refused the request). */
+export class AuthorizationDenied extends Data.TaggedError("AuthorizationDenied")<{
+  readonly error: string
+  readonly description?: string
+}> {
+  override get message() {
+    return `authorization was not granted: ${this.error}${this.description ? ` (${this.description})` : ""}`
+  }
+}
+
+/** A callback whose `state` matches no flow we started (forged, replayed, or from another flow). */
+export class UnknownState extends Data.TaggedError("UnknownState")<{
+  readonly reason: string
+}> {
+  override get message() {
+    return `the authorization callback does not belong to a flow started here: ${this.reason}`
+  }
+}
+
+/** The flow was started more than 10 minutes ago (the authorization code lifetime). */
+export class PendingFlowExpired extends Data.TaggedError("PendingFlowExpired")<{
+  readonly startedAt: Date
+}> {
+  override get message() {
+    return `the authorization flow started at ${this.startedAt.toISOString()} has expired (10 minutes); start it again`
+  }
+}
+
+/** The callback had neither `code` nor `error`. */
+export class MalformedCallback extends Data.TaggedError("MalformedCallback")<{
+  readonly reason: string
+}> {
+  override get message() {
+    return `malformed authorization callback: ${this.reason}`
+  }
+}
+
+/** A GraphQL call made by the auth module (account identity, appDisconnect) failed. */
+export class ServiceCallFailed extends Data.TaggedError("ServiceCallFailed")<{
+  readonly operation: string
+  readonly accountId?: string
+  readonly status?: number
+  readonly reason: string
+}> {
+  override get message() {
+    return `${this.operation}${this.accountId ? ` for account ${this.accountId}` : ""} failed${this.status ? ` (HTTP ${this.status})` : ""}: ${this.reason}`
+  }
+}
+
+/** The service reported `userErrors` for appDisconnect. */
+export class DisconnectRejected extends Data.TaggedError("DisconnectRejected")<{
+  readonly accountId: string
+  readonly messages: ReadonlyArray<string>
+}> {
+  override get message() {
+    return `the service refused to disconnect account ${this.accountId}: ${this.messages.join("; ")}`
+  }
+}
+
+export type AuthorizationError =
+  | CodeExchangeRefused
+  | AuthorizationDenied
+  | UnknownState
+  | PendingFlowExpired
+  | MalformedCallback
+  | ServiceCallFailed
+  | ClientMisconfigured
+  | TokenEndpointUnavailable
+  | TokenKeyMismatch

@@ -1,8 +1,26 @@
-import { Command } from "@effect/cli"
-import { Effect } from "effect"
-import { ExitWith } from "./ExitCode.js"
+import { Command, Options } from "@effect/cli"
+import { Effect, Layer, Option } from "effect"
+import { AuthLive } from "../auth/AuthLive.js"
+import { ServiceSettings } from "../auth/ServiceSettings.js"
+import { HttpServerConfig } from "../config.js"
+import { authServer } from "../http/Server.js"
 
-// Placeholder until its issue lands: says so instead of pretending to work.
-export const serveCommand = Command.make("serve", {}, () =>
-  Effect.fail(new ExitWith({ code: 1, message: "account-sync serve: not implemented yet" }))
-).pipe(Command.withDescription("(not implemented yet)"))
+const port = Options.integer("port").pipe(Options.withDescription("Port to listen on (default: $PORT or 8080)"), Options.optional)
+const host = Options.text("host").pipe(Options.withDescription("Address to bind (default: $HOST or 0.0.0.0)"), Options.optional)
+
+export const serveCommand = Command.make("serve", { port, host }, (options) =>
+  Effect.gen(function* () {
+    const fromEnv = yield* HttpServerConfig
+    const settings = yield* ServiceSettings
+    const listen = {
+      port: Option.getOrElse(options.port, () => fromEnv.port),
+      host: Option.getOrElse(options.host, () => fromEnv.host),
+      redirectPath: new URL(settings.redirectUri).pathname
+    }
+    return yield* Layer.launch(authServer(listen))
+  }).pipe(Effect.provide(AuthLive))
+).pipe(
+  Command.withDescription(
+    "Serve /oauth/start, /oauth/callback (connect accounts in a browser), /webhooks (APP_DISCONNECT), /healthz and /readyz."
+  )
+)

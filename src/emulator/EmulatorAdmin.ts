@@ -72,6 +72,31 @@ export interface EmulatorStats {
   readonly refreshesByAccount: Readonly<Record<string, number>>
 }
 
+/** One webhook event delivery (a redelivery is its own entry, pointing at the original). */
+export interface WebhookDeliveryInfo {
+  readonly id: string
+  readonly topic: string
+  readonly appId: string
+  readonly accountId: string
+  readonly url: string
+  /** The raw body as sent (the HMAC is over these bytes). */
+  readonly body: string
+  readonly status: "pending" | "delivered" | "failed"
+  readonly attempts: number
+  readonly lastStatus?: number
+  readonly lastError?: string
+  readonly redeliveryOf?: string
+}
+
+/** Settings of an app that can change without touching its tokens (a Draft-style edit). */
+export interface AppPatch {
+  readonly redirectUri?: string
+  /** null removes the webhook URL. */
+  readonly webhookUrl?: string | null
+  readonly rotation?: boolean
+  readonly scopes?: ReadonlyArray<string>
+}
+
 export interface EmulatorAdmin {
   readonly baseUrl: string
   readonly createApp: (spec: AppSpec) => Effect.Effect<{ readonly appId: string; readonly clientId: string }, EmulatorAdminError>
@@ -102,6 +127,14 @@ export interface EmulatorAdmin {
   readonly isRefreshTokenValid: (clientId: string, refreshToken: string) => Effect.Effect<boolean, EmulatorAdminError>
   readonly stats: () => Effect.Effect<EmulatorStats, EmulatorAdminError>
   readonly resetStats: () => Effect.Effect<void, EmulatorAdminError>
+  /** Changes an app's callback URL, webhook URL, rotation or scopes; existing tokens are untouched. */
+  readonly updateApp: (clientId: string, patch: AppPatch) => Effect.Effect<void, EmulatorAdminError>
+  /** Every webhook delivery so far, oldest first, with its status and attempt count. */
+  readonly webhookDeliveries: () => Effect.Effect<ReadonlyArray<WebhookDeliveryInfo>, EmulatorAdminError>
+  /** Sends the last event again with the same body (for idempotency tests); fails when none was sent yet. */
+  readonly redeliverWebhook: () => Effect.Effect<WebhookDeliveryInfo, EmulatorAdminError>
+  /** The emulator's current time (host time + the offset moved by advanceClock). */
+  readonly clock: () => Effect.Effect<{ readonly nowMs: number; readonly offsetSeconds: number }, EmulatorAdminError>
 }
 
 export class EmulatorAdminError extends Data.TaggedError("EmulatorAdminError")<{

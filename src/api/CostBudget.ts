@@ -1,0 +1,163 @@
+import type { DocumentNode } from "graphql"
+import { Clock, Context, Duration, Effect, Layer, Ref } from "effect"
+import { estimateQueryCost } from "./costEstimate.js"
+import { operationName } from "./documents.js"
+import type { QueryCost } from "./errors.js"
+
+/** What the budget did for one account so far: these go into `sync_runs` and the progress line. */
+export interface BudgetStats {
+  /** Sum of `actualQueryCost` of answered queries. */
+  readonly pointsUsed: number
+  /** Time spent waiting for the bucket to refill, before queries and after THROTTLED answers. */
+  readonly waitedMs: number
+  /** THROTTLED answers received (the goal is zero in steady state). */
+  readonly throttled: number
+}
+
+interface Bucket {
+  readonly maximum: number
+  readonly restoreRate: number
+  /** Points at `at` (may be negative: reservations not yet restored). */
+  readonly available: number
+  readonly at: number
+}
+
+interface AccountState {
+  readonly bucket: Bucket | undefined
+  /** Per operation: last requestedQueryCost seen / our static estimate for the same variables. */
+  readonly corrections: ReadonlyMap<string, number>
+  readonly stats: BudgetStats
+}
+
+const emptyState: AccountState = { bucket: undefined, corrections: new Map(), stats: { pointsUsed: 0, waitedMs: 0, throttled: 0 } }
+
+export interface CostBudgetShape {
+  /** The cost the service will most likely request for this query (static rule, corrected by what it last requested). */
+  readonly estimate: (accountId: string, document: DocumentNode, variables: Readonly<Record<string, unknown>>) => Effect.Effect<number>
+  /** The largest page size up to `maxPageSize` whose estimated cost fits the account's maximum bucket. */
+  readonly pageSize: (
+    accountId: string,
+    document: DocumentNode,
+    variablesFor: (first: number) => Readonly<Record<string, unknown>>,
+    maxPageSize: number
+  ) => Effect.Effect<number>
+  /** Reserves `cost` points, sleeping (on the Clock) until the mirrored bucket holds them. */
+  readonly acquire: (accountId: string, cost: number) => Effect.Effect<void>
+  /** Mirrors the bucket from an answer's `extensions.cost` and learns the correction for the document. */
+  readonly observe: (
+    accountId: string,
+    document: DocumentNode,
+    variables: Readonly<Record<string, unknown>>,
+    cost: QueryCost
+  ) => Effect.Effect<void>
+  /** Records a THROTTLED answer: the bucket is mirrored, so the next `acquire` waits exactly deficit / restoreRate. */
+  readonly throttled: (
+    accountId: string,
+    document: DocumentNode,
+    variables: Readonly<Record<string, unknown>>,
+    cost: QueryCost | undefined
+  ) => Effect.Effect<void>
+  readonly stats: (accountId: string) => Effect.Effect<BudgetStats>
+}
+
+/**
+ * Per account, a mirror of the service's leaky bucket, restored over time with `Clock`. Answers are stamped
+ * when they arrive (after the service measured the bucket), so the mirror never believes in more points than the
+ * service has. It assumes one query in flight per account at a time, which is how the sync engine pages.
+ */
+export class CostBudget extends Context.Tag("account-sync/CostBudget")<CostBudget, CostBudgetShape>() {}
+
+const availableAt = (bucket: Bucket, now: number) =>
+  Math.min(bucket.maximum, bucket.available + (bucket.restoreRate * (now - bucket.at)) / 1000)
+
+export const makeCostBudget = Effect.gen(function* () {
+  const state = yield* Ref.make<ReadonlyMap<string, AccountState>>(new Map())
+
+  const read = (accountId: string) => Effect.map(Ref.get(state), (m) => m.get(accountId) ?? emptyState)
+  const update = (accountId: string, f: (s: AccountState) => AccountState) =>
+    Ref.update(state, (m) => new Map(m).set(accountId, f(m.get(accountId) ?? emptyState)))
+
+  const estimateWith = (s: AccountState, document: DocumentNode, variables: Readonly<Record<string, unknown>>) =>
+    Math.ceil(estimateQueryCost(document, variables) * (s.corrections.get(operationName(document)) ?? 1))
+
+  const estimate: CostBudgetShape["estimate"] = (accountId, document, variables) =>
+    Effect.map(read(accountId), (s) => estimateWith(s, document, variables))
+
+  const pageSize: CostBudgetShape["pageSize"] = (accountId, document, variablesFor, maxPageSize) =>
+    Effect.map(read(accountId), (s) => {
+      const maximum = s.bucket?.maximum
+      if (maximum === undefined) return maxPageSize
+      // cost grows with `first`: binary search for the largest page that fits a full bucket
+      let lo = 1
+      let hi = maxPageSize
+      if (estimateWith(s, document, variablesFor(lo)) > maximum) return 1
+      while (lo < hi) {
+        const mid = Math.ceil((lo + hi) / 2)
+        if (estimateWith(s, document, variablesFor(mid)) <= maximum) lo = mid
+        else hi = mid - 1
+      }
+      return lo
+    })
+
+  const acquire: CostBudgetShape["acquire"] = (accountId, cost) =>
+    Effect.gen(function* () {
+      const now = yield* Clock.currentTimeMillis
+      const waitMs = yield* Ref.modify(state, (m) => {
+        const s = m.get(accountId) ?? emptyState
+        const bucket = s.bucket
+        if (bucket === undefined) return [0, m] as const
+        const need = Math.min(cost, bucket.maximum)
+        const after = availableAt(bucket, now) - need
+        const wait = after >= 0 ? 0 : Math.ceil((-after / bucket.restoreRate) * 1000)
+        const next: AccountState = {
+          ...s,
+          bucket: { ...bucket, available: after, at: now },
+          stats: { ...s.stats, waitedMs: s.stats.waitedMs + wait }
+        }
+        return [wait, new Map(m).set(accountId, next)] as const
+      })
+      if (waitMs > 0) {
+        yield* Effect.annotateLogs(Effect.logDebug(`waiting ${waitMs} ms for ${cost} query points`), { accountId })
+        yield* Effect.sleep(Duration.millis(waitMs))
+      }
+    })
+
+  const mirror = (s: AccountState, cost: QueryCost, now: number): AccountState => ({
+    ...s,
+    bucket: {
+      maximum: cost.throttleStatus.maximumAvailable,
+      restoreRate: Math.max(cost.throttleStatus.restoreRate, 1e-6),
+      available: cost.throttleStatus.currentlyAvailable,
+      at: now
+    }
+  })
+
+  const learn = (s: AccountState, document: DocumentNode, variables: Readonly<Record<string, unknown>>, cost: QueryCost) => {
+    const staticCost = estimateQueryCost(document, variables)
+    if (!(staticCost > 0 && cost.requestedQueryCost > 0)) return s
+    const corrections = new Map(s.corrections).set(operationName(document), cost.requestedQueryCost / staticCost)
+    return { ...s, corrections }
+  }
+
+  const observe: CostBudgetShape["observe"] = (accountId, document, variables, cost) =>
+    Effect.flatMap(Clock.currentTimeMillis, (now) =>
+      update(accountId, (s) => {
+        const next = mirror(learn(s, document, variables, cost), cost, now)
+        return { ...next, stats: { ...next.stats, pointsUsed: next.stats.pointsUsed + cost.actualQueryCost } }
+      })
+    )
+
+  const throttled: CostBudgetShape["throttled"] = (accountId, document, variables, cost) =>
+    Effect.flatMap(Clock.currentTimeMillis, (now) =>
+      update(accountId, (s) => {
+        const counted = { ...s, stats: { ...s.stats, throttled: s.stats.throttled + 1 } }
+        return cost ? mirror(learn(counted, document, variables, cost), cost, now) : counted
+      })
+    )
+
+  const stats: CostBudgetShape["stats"] = (accountId) => Effect.map(read(accountId), (s) => s.stats)
+
+  return CostBudget.of({ estimate, pageSize, acquire, observe, throttled, stats })
+})
+
+export const CostBudgetLive = Layer.effect(CostBudget, makeCostBudget)

@@ -1,0 +1,11 @@
+import { buildSchema, type GraphQLSchema } from "graphql"
+import * as fs from "node:fs"
+import { fileURLToPath } from "node:url"
+
+/** The vendored schema subset of the service: the contract every document we send is validated against. */
+export const serviceSchemaPath = fileURLToPath(new URL("../../schema/service-subset.graphql", import.meta.url))
+
+let cached: GraphQLSchema | undefined
+
+/** Built once per process; the file is part of the source tree, so a failure here is a packaging bug. */
+export const serviceSchema = (): GraphQLSchema => (cached ??= buildSchema(fs.readFileSync(serviceSchemaPath, "utf8")))

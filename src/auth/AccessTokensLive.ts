@@ -1,0 +1,119 @@
+import { SqlClient } from "@effect/sql"
+import { Clock, Deferred, Duration, Effect, Exit, FiberId, Layer, Option, Redacted } from "effect"
+import { AccessTokens } from "./AccessTokens.js"
+import { type AccessTokenError, NotConnected, TokenRefused } from "./errors.js"
+import { ServiceSettings } from "./ServiceSettings.js"
+import { TokenEndpoint } from "./TokenEndpoint.js"
+import { type StoredTokens, TokenStore } from "./TokenStore.js"
+
+/** What the caller saw that made it want a refresh: a stale version, or a token the API rejected. */
+type Trigger = { readonly _tag: "Stale"; readonly version: number } | { readonly _tag: "Rejected"; readonly token: string }
+
+/**
+ * AccessTokens over the token store and endpoint. A refresh is single-flight twice over: per account within the
+ * process (callers share one in-flight refresh), and across processes under a row lock on `oauth_tokens`,
+ * re-read after the lock so a refresh another process already made is reused. The lock is held across the
+ * token endpoint call on purpose; the call is bounded by the request timeout and the retry schedule.
+ * Database failures and an undecryptable store are defects here: nothing a caller could do per account.
+ */
+export const AccessTokensLive = Layer.effect(
+  AccessTokens,
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const store = yield* TokenStore
+    const endpoint = yield* TokenEndpoint
+    const settings = yield* ServiceSettings
+    const skewMs = Duration.toMillis(settings.refreshSkew)
+    const inflight = new Map<string, Deferred.Deferred<Redacted.Redacted<string>, AccessTokenError>>()
+
+    const statusOf = (accountId: string) =>
+      sql<{ status: string }>`SELECT status FROM connections WHERE account_id = ${accountId}`.pipe(
+        Effect.map((rows) => rows[0]?.status ?? "never connected")
+      )
+
+    /** Share one refresh per account among concurrent callers in this process. */
+    const singleFlight = (accountId: string, refresh: Effect.Effect<Redacted.Redacted<string>, AccessTokenError>) =>
+      Effect.suspend(() => {
+        const running = inflight.get(accountId)
+        if (running) return Deferred.await(running)
+        const deferred = Deferred.unsafeMake<Redacted.Redacted<string>, AccessTokenError>(FiberId.none)
+        inflight.set(accountId, deferred)
+        return refresh.pipe(
+          Effect.onExit((exit) => {
+            inflight.delete(accountId)
+            return Deferred.done(deferred, Exit.isInterrupted(exit) ? Exit.die(new Error("token refresh interrupted")) : exit)
+          })
+        )
+      })
+
+    const isUsable = (tokens: StoredTokens, nowMs: number, marginMs: number) => tokens.expiresAt.getTime() - nowMs > marginMs
+
+    const refreshLocked = (accountId: string, trigger: Trigger) =>
+      sql.withTransaction(
+        Effect.gen(function* () {
+          // lock order as everywhere else: the connection row, then its tokens
+          const connection = yield* sql<{ status: string }>`
+            SELECT status FROM connections WHERE account_id = ${accountId} FOR NO KEY UPDATE`
+          const status = connection[0]?.status
+          if (status !== "active") return yield* new NotConnected({ accountId, status: status ?? "never connected" })
+          const current = yield* store.readForUpdate(accountId)
+          if (Option.isNone(current)) return yield* new NotConnected({ accountId, status: "active, without tokens" })
+          const stored = current.value
+          const nowMs = yield* Clock.currentTimeMillis
+          const changedMeanwhile =
+            trigger._tag === "Stale"
+              ? stored.version !== trigger.version
+              : Redacted.value(stored.accessToken) !== trigger.token
+          // someone else refreshed while we waited for the lock: theirs is good while it has not expired
+          if (changedMeanwhile && isUsable(stored, nowMs, 0)) {
+            yield* Effect.logDebug("reusing the token another refresh stored")
+            return stored.accessToken
+          }
+          if (Option.isNone(stored.refreshToken)) {
+            const reason = "no refresh token stored"
+            yield* sql`UPDATE connections SET status = 'revoked', status_reason = ${reason}, updated_at = ${new Date(nowMs)}
+                       WHERE account_id = ${accountId}`
+            return yield* new TokenRefused({ accountId, reason })
+          }
+          const issued = yield* endpoint.refresh({ accountId, refreshToken: stored.refreshToken.value }).pipe(
+            Effect.catchTag("InvalidGrant", ({ reason }) =>
+              // the row is locked, so the token we sent is still the stored one: the refusal is real
+              sql`UPDATE connections SET status = 'revoked', status_reason = ${`refresh refused: ${reason}`}, updated_at = ${new Date(nowMs)}
+                  WHERE account_id = ${accountId}`.pipe(
+                Effect.zipRight(Effect.logWarning(`refresh refused (${reason}); connection marked revoked`)),
+                Effect.as({ _tag: "Refused" as const, reason })
+              )
+            )
+          )
+          if ("_tag" in issued) return issued
+          const written = yield* store.write(accountId, issued, "refresh")
+          yield* Effect.logInfo(`refreshed the access token (valid until ${written.expiresAt.toISOString()})`)
+          return written.accessToken
+        })
+      ).pipe(
+        // the revocation must commit, so the refusal is raised after the transaction
+        Effect.flatMap((result) =>
+          Redacted.isRedacted(result) ? Effect.succeed(result) : Effect.fail(new TokenRefused({ accountId, reason: result.reason }))
+        ),
+        Effect.catchTags({ SqlError: Effect.die, TokenKeyMismatch: Effect.die }),
+        Effect.annotateLogs({ accountId }),
+        Effect.withSpan("AccessTokens.refresh", { attributes: { accountId } })
+      )
+
+    const get = (accountId: string) =>
+      Effect.gen(function* () {
+        const status = yield* Effect.orDie(statusOf(accountId))
+        if (status !== "active") return yield* new NotConnected({ accountId, status })
+        const current = yield* store.read(accountId).pipe(Effect.catchTags({ SqlError: Effect.die, TokenKeyMismatch: Effect.die }))
+        if (Option.isNone(current)) return yield* new NotConnected({ accountId, status: "active, without tokens" })
+        const nowMs = yield* Clock.currentTimeMillis
+        if (isUsable(current.value, nowMs, skewMs)) return current.value.accessToken
+        return yield* singleFlight(accountId, refreshLocked(accountId, { _tag: "Stale", version: current.value.version }))
+      })
+
+    const refreshAfterRejection = (accountId: string, rejected: Redacted.Redacted<string>) =>
+      singleFlight(accountId, refreshLocked(accountId, { _tag: "Rejected", token: Redacted.value(rejected) }))
+
+    return { get, refreshAfterRejection }
+  })
+)

@@ -1,0 +1,179 @@
+import { SqlClient, type SqlError } from "@effect/sql"
+import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
+import type { TokenKeyMismatch } from "./errors.js"
+import type { IssuedTokens } from "./TokenEndpoint.js"
+import { TokenStore } from "./TokenStore.js"
+
+/**
+ * Event times come from the service's clock, in whole seconds: an event counts as older than the connection only
+ * when it is older by more than this, so a genuine disconnect is never lost to clock skew or rounding.
+ */
+const staleEventToleranceMs = 60_000
+
+export const ConnectionStatus = Schema.Literal("active", "revoked", "disconnected")
+export type ConnectionStatus = typeof ConnectionStatus.Type
+
+export interface LastRun {
+  readonly stream: string
+  readonly kind: string
+  readonly outcome: string
+  readonly startedAt: Date
+  readonly finishedAt: Date | null
+}
+
+export interface Connection {
+  readonly accountId: string
+  readonly accountName: string
+  readonly status: ConnectionStatus
+  readonly statusReason: string | null
+  readonly scopes: ReadonlyArray<string>
+  readonly connectedAt: Date
+  readonly updatedAt: Date
+  /** When the stored access token expires; null when no tokens are stored (disconnected). */
+  readonly tokenExpiresAt: Date | null
+  /** The most recent sync run of any stream. */
+  readonly lastRun: LastRun | null
+}
+
+const ConnectionRow = Schema.Struct({
+  account_id: Schema.String,
+  account_name: Schema.String,
+  status: ConnectionStatus,
+  status_reason: Schema.NullOr(Schema.String),
+  scopes: Schema.NullOr(Schema.String),
+  connected_at: Schema.DateFromSelf,
+  updated_at: Schema.DateFromSelf,
+  access_expires_at: Schema.NullOr(Schema.DateFromSelf),
+  run_stream: Schema.NullOr(Schema.String),
+  run_kind: Schema.NullOr(Schema.String),
+  run_outcome: Schema.NullOr(Schema.String),
+  run_started_at: Schema.NullOr(Schema.DateFromSelf),
+  run_finished_at: Schema.NullOr(Schema.DateFromSelf)
+})
+const decodeConnectionRows = Schema.decodeUnknown(Schema.Array(ConnectionRow))
+
+const toConnection = (row: typeof ConnectionRow.Type): Connection => ({
+  accountId: row.account_id,
+  accountName: row.account_name,
+  status: row.status,
+  statusReason: row.status_reason,
+  scopes: row.scopes ? row.scopes.split(" ").filter((s) => s.length > 0) : [],
+  connectedAt: row.connected_at,
+  updatedAt: row.updated_at,
+  tokenExpiresAt: row.access_expires_at,
+  lastRun:
+    row.run_started_at && row.run_stream && row.run_kind && row.run_outcome
+      ? { stream: row.run_stream, kind: row.run_kind, outcome: row.run_outcome, startedAt: row.run_started_at, finishedAt: row.run_finished_at }
+      : null
+})
+
+/**
+ * The connection state machine (ARCHITECTURE "Connection states"): active -> revoked | disconnected -> active.
+ */
+export class Connections extends Context.Tag("account-sync/Connections")<
+  Connections,
+  {
+    /** Every connection with its status, reason, token expiry and last run, ordered by account id. */
+    readonly list: () => Effect.Effect<ReadonlyArray<Connection>, SqlError.SqlError>
+    /** Accounts that sync should run for. */
+    readonly listActive: () => Effect.Effect<ReadonlyArray<{ readonly accountId: string; readonly accountName: string }>>
+    readonly get: (accountId: string) => Effect.Effect<Option.Option<Connection>, SqlError.SqlError>
+    /** The connect flow finished: the connection is active (whatever it was) with these tokens; one transaction. */
+    readonly activate: (input: {
+      readonly accountId: string
+      readonly accountName: string
+      readonly scopes: ReadonlyArray<string>
+      readonly tokens: IssuedTokens
+    }) => Effect.Effect<Connection, SqlError.SqlError | TokenKeyMismatch>
+    readonly rename: (accountId: string, accountName: string) => Effect.Effect<void, SqlError.SqlError>
+    /** Refresh refused: the connection stops until reconnected. Tokens are kept (they are useless, not secret-er). */
+    readonly markRevoked: (accountId: string, reason: string) => Effect.Effect<void, SqlError.SqlError>
+    /**
+     * Disconnected (webhook or our disconnect command): tokens deleted. With `occurredAt`, an event clearly older than the
+     * current connection (a late redelivery after a reconnect) changes nothing. Returns whether anything changed.
+     */
+    readonly markDisconnected: (
+      accountId: string,
+      reason: string,
+      options?: { readonly occurredAt?: Date }
+    ) => Effect.Effect<boolean, SqlError.SqlError>
+  }
+>() {}
+
+export const ConnectionsLive = Layer.effect(
+  Connections,
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const tokens = yield* TokenStore
+    const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
+
+    const select = (where: ReturnType<typeof sql.and> | ReturnType<typeof sql.literal>) => sql`
+      SELECT c.account_id, c.account_name, c.status, c.status_reason, c.scopes, c.connected_at, c.updated_at,
+             t.access_expires_at,
+             r.stream AS run_stream, r.kind AS run_kind, r.outcome AS run_outcome,
+             r.started_at AS run_started_at, r.finished_at AS run_finished_at
+      FROM connections c
+      LEFT JOIN oauth_tokens t ON t.account_id = c.account_id
+      LEFT JOIN LATERAL (
+        SELECT stream, kind, outcome, started_at, finished_at FROM sync_runs s
+        WHERE s.account_id = c.account_id ORDER BY s.started_at DESC, s.id DESC LIMIT 1
+      ) r ON true
+      WHERE ${where}
+      ORDER BY c.account_id`.pipe(Effect.flatMap(decodeConnectionRows), Effect.orDie, Effect.map((rows) => rows.map(toConnection)))
+
+    const get = (accountId: string) =>
+      Effect.map(select(sql.and([sql`c.account_id = ${accountId}`])), (rows) => Option.fromNullable(rows[0]))
+
+    return {
+      list: () => select(sql.literal("true")),
+      listActive: () =>
+        sql<{ account_id: string; account_name: string }>`
+          SELECT account_id, account_name FROM connections WHERE status = 'active' ORDER BY account_id`.pipe(
+          Effect.map((rows) => rows.map((r) => ({ accountId: r.account_id, accountName: r.account_name }))),
+          Effect.orDie
+        ),
+      get,
+      activate: ({ accountId, accountName, scopes, tokens: issued }) =>
+        sql.withTransaction(
+          Effect.gen(function* () {
+            const at = yield* now
+            yield* sql`
+              INSERT INTO connections (account_id, account_name, status, status_reason, scopes, connected_at, updated_at)
+              VALUES (${accountId}, ${accountName}, 'active', NULL, ${scopes.join(" ")}, ${at}, ${at})
+              ON CONFLICT (account_id) DO UPDATE SET
+                account_name = EXCLUDED.account_name, status = 'active', status_reason = NULL, scopes = EXCLUDED.scopes,
+                connected_at = EXCLUDED.connected_at, updated_at = EXCLUDED.updated_at`
+            yield* tokens.write(accountId, issued, "replace")
+            return yield* get(accountId)
+          })
+        ).pipe(
+          Effect.flatMap(Option.match({ onNone: () => Effect.dieMessage(`connection ${accountId} vanished`), onSome: Effect.succeed }))
+        ),
+      rename: (accountId, accountName) =>
+        Effect.flatMap(now, (at) =>
+          Effect.asVoid(sql`UPDATE connections SET account_name = ${accountName}, updated_at = ${at} WHERE account_id = ${accountId}`)
+        ),
+      markRevoked: (accountId, reason) =>
+        Effect.flatMap(now, (at) =>
+          Effect.asVoid(sql`
+            UPDATE connections SET status = 'revoked', status_reason = ${reason}, updated_at = ${at}
+            WHERE account_id = ${accountId} AND status = 'active'`)
+        ),
+      markDisconnected: (accountId, reason, options) =>
+        sql.withTransaction(
+          Effect.gen(function* () {
+            const at = yield* now
+            const occurredAt = options?.occurredAt
+            const changed = yield* sql<{ account_id: string }>`
+              UPDATE connections SET status = 'disconnected', status_reason = ${reason}, updated_at = ${at}
+              WHERE account_id = ${accountId}
+                ${occurredAt ? sql`AND connected_at <= ${new Date(occurredAt.getTime() + staleEventToleranceMs)}` : sql``}
+              RETURNING account_id`
+            if (changed.length === 0) return false
+            yield* tokens.remove(accountId)
+            return true
+          })
+        )
+    }
+  })
+)

@@ -1,0 +1,106 @@
+import { SqlClient, type SqlError } from "@effect/sql"
+import { Clock, Context, Effect, Layer, Option, type Redacted, Schema } from "effect"
+import type { TokenKeyMismatch } from "./errors.js"
+import { TokenCipher } from "./TokenCipher.js"
+import type { IssuedTokens } from "./TokenEndpoint.js"
+
+/** An account's tokens, decrypted. `version` grows on every write. */
+export interface StoredTokens {
+  readonly accountId: string
+  readonly accessToken: Redacted.Redacted<string>
+  readonly refreshToken: Option.Option<Redacted.Redacted<string>>
+  readonly expiresAt: Date
+  readonly version: number
+}
+
+const TokenRow = Schema.Struct({
+  account_id: Schema.String,
+  access_token: Schema.Uint8ArrayFromSelf,
+  refresh_token: Schema.NullOr(Schema.Uint8ArrayFromSelf),
+  access_expires_at: Schema.DateFromSelf,
+  version: Schema.Union(Schema.Number, Schema.NumberFromString)
+})
+const decodeRows = Schema.decodeUnknown(Schema.Array(TokenRow))
+
+type StoreError = SqlError.SqlError | TokenKeyMismatch
+
+/** Encrypted tokens in `oauth_tokens`. `readForUpdate` must run inside a transaction. */
+export class TokenStore extends Context.Tag("account-sync/TokenStore")<
+  TokenStore,
+  {
+    readonly read: (accountId: string) => Effect.Effect<Option.Option<StoredTokens>, StoreError>
+    /** Locks the row until the surrounding transaction ends (cross-process single-flight). */
+    readonly readForUpdate: (accountId: string) => Effect.Effect<Option.Option<StoredTokens>, StoreError>
+    /**
+     * `replace` (a new connection): both tokens as given. `refresh`: the new access token, and the refresh token
+     * when one was returned (the old one is kept otherwise). Either way `version` grows.
+     */
+    readonly write: (accountId: string, tokens: IssuedTokens, mode: "replace" | "refresh") => Effect.Effect<StoredTokens, StoreError>
+    readonly remove: (accountId: string) => Effect.Effect<void, SqlError.SqlError>
+  }
+>() {}
+
+export const TokenStoreLive = Layer.effect(
+  TokenStore,
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const cipher = yield* TokenCipher
+
+    const decrypt = (row: typeof TokenRow.Type) =>
+      Effect.gen(function* () {
+        const accessToken = yield* cipher.decrypt(row.access_token, `access token of account ${row.account_id}`)
+        const refreshToken =
+          row.refresh_token === null
+            ? Option.none()
+            : Option.some(yield* cipher.decrypt(row.refresh_token, `refresh token of account ${row.account_id}`))
+        return { accountId: row.account_id, accessToken, refreshToken, expiresAt: row.access_expires_at, version: row.version }
+      })
+
+    const one = (rows: ReadonlyArray<unknown>) =>
+      decodeRows(rows).pipe(
+        Effect.orDie,
+        Effect.flatMap((decoded) => (decoded.length === 0 ? Effect.succeedNone : Effect.asSome(decrypt(decoded[0]!))))
+      )
+
+    const read = (accountId: string) =>
+      sql`SELECT account_id, access_token, refresh_token, access_expires_at, version FROM oauth_tokens WHERE account_id = ${accountId}`.pipe(
+        Effect.flatMap(one)
+      )
+
+    const readForUpdate = (accountId: string) =>
+      sql`SELECT account_id, access_token, refresh_token, access_expires_at, version FROM oauth_tokens WHERE account_id = ${accountId} FOR UPDATE`.pipe(
+        Effect.flatMap(one)
+      )
+
+    const write = (accountId: string, tokens: IssuedTokens, mode: "replace" | "refresh") =>
+      Effect.gen(function* () {
+        const now = new Date(yield* Clock.currentTimeMillis)
+        const access = cipher.encrypt(tokens.accessToken)
+        const refresh = Option.match(tokens.refreshToken, { onNone: () => null, onSome: (t) => cipher.encrypt(t) })
+        const rows =
+          mode === "replace"
+            ? yield* sql`
+                INSERT INTO oauth_tokens (account_id, access_token, refresh_token, access_expires_at, version, updated_at)
+                VALUES (${accountId}, ${access}, ${refresh}, ${tokens.expiresAt}, 1, ${now})
+                ON CONFLICT (account_id) DO UPDATE SET
+                  access_token = EXCLUDED.access_token, refresh_token = EXCLUDED.refresh_token,
+                  access_expires_at = EXCLUDED.access_expires_at, version = oauth_tokens.version + 1, updated_at = EXCLUDED.updated_at
+                RETURNING account_id, access_token, refresh_token, access_expires_at, version`
+            : yield* sql`
+                UPDATE oauth_tokens SET
+                  access_token = ${access}, refresh_token = COALESCE(${refresh}, refresh_token),
+                  access_expires_at = ${tokens.expiresAt}, version = version + 1, updated_at = ${now}
+                WHERE account_id = ${accountId}
+                RETURNING account_id, access_token, refresh_token, access_expires_at, version`
+        const stored = yield* one(rows)
+        return yield* Option.match(stored, {
+          onNone: () => Effect.dieMessage(`oauth_tokens row of account ${accountId} vanished during a write`),
+          onSome: Effect.succeed
+        })
+      })
+
+    const remove = (accountId: string) => Effect.asVoid(sql`DELETE FROM oauth_tokens WHERE account_id = ${accountId}`)
+
+    return { read, readForUpdate, write, remove }
+  })
+)

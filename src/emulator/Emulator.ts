@@ -1,0 +1,172 @@
+import { Clock, Context, Data, Effect, FiberSet, Layer, Runtime, type Scope } from "effect"
+import * as http from "node:http"
+import type { AddressInfo } from "node:net"
+import { makeAdmin } from "./Admin.js"
+import { handleAdmin } from "./AdminHttp.js"
+import type { AccountSpec, AppSpec, EmulatorAdmin, Faults, Limits } from "./EmulatorAdmin.js"
+import { FaultInjector } from "./Faults.js"
+import { handleGraphql, serviceSchema } from "./GraphqlEndpoint.js"
+import { BodyTooLarge, jsonReply, readBody, type Reply, writeReply, writeTruncated } from "./Http.js"
+import { type Approval, OAuthEndpoints } from "./OAuthEndpoints.js"
+import { LimitsBook } from "./RateLimits.js"
+import { Registry } from "./Registry.js"
+import { StatsCounter } from "./Stats.js"
+import { VirtualClock } from "./VirtualClock.js"
+import { type WebhookRetryOptions, Webhooks } from "./Webhooks.js"
+
+/**
+ * The service emulator: a `node:http` server on 127.0.0.1 (raw control for dropped connections and truncated
+ * bodies), a scoped resource that stops with its scope. Everything is in memory; see src/emulator/README.md.
+ */
+
+export interface EmulatorOptions {
+  /** 0 (default) picks a free port. */
+  readonly port?: number
+  readonly host?: string
+  /** Serve the admin API over HTTP under /__admin/ (always available in process as `admin`). */
+  readonly admin?: boolean
+  readonly apps?: ReadonlyArray<AppSpec>
+  readonly accounts?: ReadonlyArray<AccountSpec>
+  readonly approval?: { readonly mode: "auto" | "manual"; readonly accountId?: string }
+  readonly limits?: Limits
+  readonly faults?: Faults
+  readonly webhookRetry?: WebhookRetryOptions
+}
+
+export class EmulatorStartError extends Data.TaggedError("EmulatorStartError")<{
+  readonly host: string
+  readonly port: number
+  readonly reason: string
+}> {
+  override get message() {
+    return `emulator could not listen on ${this.host}:${this.port}: ${this.reason}`
+  }
+}
+
+export interface EmulatorHandle {
+  readonly baseUrl: string
+  readonly port: number
+  readonly admin: EmulatorAdmin
+}
+
+export class Emulator extends Context.Tag("account-sync/emulator/Emulator")<Emulator, EmulatorHandle>() {
+  static readonly make = (options: EmulatorOptions = {}): Effect.Effect<EmulatorHandle, EmulatorStartError, Scope.Scope> => makeEmulator(options)
+  static readonly layer = (options: EmulatorOptions = {}): Layer.Layer<Emulator, EmulatorStartError> => Layer.scoped(Emulator, makeEmulator(options))
+}
+
+const makeEmulator = (options: EmulatorOptions): Effect.Effect<EmulatorHandle, EmulatorStartError, Scope.Scope> =>
+  Effect.gen(function* () {
+    const host = options.host ?? "127.0.0.1"
+    // real time always, even when the caller runs under TestClock: emulator time moves only by advanceClock
+    const hostClock = Clock.make()
+    const runtime = yield* Effect.runtime<never>()
+    const runFork = yield* FiberSet.makeRuntime<never>()
+    serviceSchema()
+
+    let baseUrl = ""
+    const clock = new VirtualClock(() => hostClock.unsafeCurrentTimeMillis())
+    const registry = new Registry(clock, () => baseUrl)
+    const limits = new LimitsBook(options.limits)
+    const faults = new FaultInjector()
+    if (options.faults) faults.set(options.faults)
+    const stats = new StatsCounter()
+    const approval: Approval = { mode: options.approval?.mode ?? "manual", accountId: options.approval?.accountId }
+    const webhooks = new Webhooks((effect) => runFork(Effect.withClock(effect, hostClock)), options.webhookRetry)
+    const oauth = new OAuthEndpoints({ registry, stats, approval })
+
+    const server = http.createServer()
+    server.keepAliveTimeout = 5_000
+    const port = yield* Effect.async<number, EmulatorStartError>((resume) => {
+      const onError = (e: Error) => resume(Effect.fail(new EmulatorStartError({ host, port: options.port ?? 0, reason: e.message })))
+      server.once("error", onError)
+      server.listen(options.port ?? 0, host, () => {
+        server.off("error", onError)
+        resume(Effect.succeed((server.address() as AddressInfo).port))
+      })
+    })
+    yield* Effect.addFinalizer(() =>
+      Effect.async<void>((resume) => {
+        server.close(() => resume(Effect.void))
+        server.closeAllConnections()
+      })
+    )
+    baseUrl = `http://${host}:${port}`
+
+    const admin = makeAdmin({ baseUrl, registry, limits, faults, stats, approval, webhooks })
+    const runPromise = Runtime.runPromise(runtime)
+
+    const route = async (req: http.IncomingMessage, res: http.ServerResponse): Promise<void> => {
+      const url = new URL(req.url ?? "/", baseUrl)
+      const method = req.method ?? "GET"
+      const path = url.pathname
+
+      if (path === "/api/graphql" || path === "/api/oauth/token") {
+        if (method !== "POST") return writeReply(res, jsonReply(405, { error: "method_not_allowed", error_description: `${path} accepts POST only` }))
+        const draw = faults.draw()
+        if (draw.latencyMs > 0) {
+          stats.faultsInjected.latency++
+          await new Promise((r) => setTimeout(r, draw.latencyMs))
+        }
+        const body = await readBody(req)
+        if (draw.kind === "error") {
+          stats.faultsInjected.error++
+          return writeReply(res, { status: draw.status, headers: { "content-type": "text/plain; charset=utf-8" }, body: draw.status === 502 ? "Bad Gateway\n" : "Service temporarily unavailable\n" })
+        }
+        if (path === "/api/oauth/token") {
+          // token faults come before any processing: an injected fault never consumes a code or a rotation
+          if (draw.kind === "drop") {
+            stats.faultsInjected.drop++
+            return void req.socket.destroy()
+          }
+          if (draw.kind === "truncate") {
+            stats.faultsInjected.truncate++
+            return writeTruncated(res, jsonReply(200, { access_token: "x".repeat(64), token_type: "Bearer", expires_in: 3600 }))
+          }
+          return writeReply(res, oauth.token(req.headers, body))
+        }
+        const reply = await handleGraphql({ registry, limits, stats }, req.headers, body)
+        // as in reality, a GraphQL answer can be lost after the query ran (and was charged)
+        if (draw.kind === "drop") {
+          stats.faultsInjected.drop++
+          return void req.socket.destroy()
+        }
+        if (draw.kind === "truncate") {
+          stats.faultsInjected.truncate++
+          return writeTruncated(res, reply)
+        }
+        return writeReply(res, reply)
+      }
+      if (path === "/api/oauth/authorize") {
+        if (method === "GET") return writeReply(res, oauth.authorize(url.searchParams))
+        if (method === "POST") return writeReply(res, oauth.decide(new URLSearchParams(await readBody(req))))
+        return writeReply(res, jsonReply(405, { error: "method_not_allowed" }))
+      }
+      const listing = /^\/marketplace\/apps\/([^/]+)$/.exec(path)
+      if (listing && method === "GET") return writeReply(res, oauth.marketplaceListing(decodeURIComponent(listing[1]!)))
+      const adminOp = /^\/__admin\/([A-Za-z]+)$/.exec(path)
+      if (adminOp && options.admin) {
+        if (method !== "POST") return writeReply(res, jsonReply(405, { error: { operation: adminOp[1], reason: "admin operations are POST" } }))
+        const body = await readBody(req)
+        return writeReply(res, await runPromise(handleAdmin(admin, adminOp[1]!, body)))
+      }
+      if (path === "/" && method === "GET") {
+        return writeReply(res, jsonReply(200, { service: "account-sync emulator", baseUrl, admin: Boolean(options.admin) }))
+      }
+      return writeReply(res, jsonReply(404, { error: "not_found", error_description: `${method} ${path} is not served` }))
+    }
+
+    server.on("request", (req, res) => {
+      route(req, res).catch((e: unknown) => {
+        const tooLarge = e instanceof BodyTooLarge
+        if (!tooLarge) runFork(Effect.logError(`emulator: ${req.method} ${req.url} failed`, e))
+        if (!res.headersSent && !res.destroyed) {
+          const reply: Reply = jsonReply(tooLarge ? 413 : 500, { error: tooLarge ? "payload_too_large" : "internal_error", error_description: e instanceof Error ? e.message : String(e) })
+          writeReply(res, reply)
+        }
+      })
+    })
+
+    for (const spec of options.apps ?? []) yield* admin.createApp(spec).pipe(Effect.orDie)
+    for (const spec of options.accounts ?? []) yield* admin.createAccount(spec).pipe(Effect.orDie)
+    return { baseUrl, port, admin }
+  })

@@ -1,0 +1,20 @@
+/**
+ * EncodedId values as the service shows them: base64 of a global id path, e.g. base64("gid://service/Job/42").
+ * Numbers inside are the emulator's internal ids, so an id decodes back to its record without a lookup table.
+ */
+
+export type IdKind = "Account" | "Job" | "Client" | "User" | "Application"
+
+export const encodeId = (kind: IdKind, n: number): string => Buffer.from(`gid://service/${kind}/${n}`).toString("base64")
+
+/** The number inside an EncodedId of `kind`, or undefined when `id` is not one. */
+export const decodeId = (kind: IdKind, id: string): number | undefined => {
+  const text = Buffer.from(id, "base64").toString("utf8")
+  const match = /^gid:\/\/service\/([A-Za-z]+)\/(\d+)$/.exec(text)
+  if (!match || match[1] !== kind) return undefined
+  const n = Number(match[2])
+  return Number.isSafeInteger(n) ? n : undefined
+}
+
+/** ISO 8601 with second precision and a `Z`, the form the service uses for ISO8601DateTime. */
+export const isoSeconds = (ms: number): string => new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(".000Z", "Z")

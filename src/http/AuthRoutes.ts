@@ -1,0 +1,99 @@
+import { HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+import { DisconnectEvents, signatureHeader } from "../auth/DisconnectEvents.js"
+import type { AuthorizationError } from "../auth/errors.js"
+import { callbackParams, OAuthFlow } from "../auth/OAuthFlow.js"
+import { page } from "./Pages.js"
+
+const requestUrl = (request: HttpServerRequest.HttpServerRequest) => new URL(request.url, "http://localhost")
+
+/** `GET /oauth/start[?pkce=false]`: a fresh flow, kept in the database, and a redirect to the service. */
+const start = Effect.gen(function* () {
+  const request = yield* HttpServerRequest.HttpServerRequest
+  const pkce = requestUrl(request).searchParams.get("pkce") !== "false"
+  const flow = yield* OAuthFlow
+  const url = yield* flow.beginStored({ pkce })
+  return HttpServerResponse.redirect(url, { status: 302, headers: { "cache-control": "no-store" } })
+}).pipe(
+  Effect.catchAll((error) =>
+    Effect.logError("oauth start failed", error).pipe(Effect.as(page(500, "Cannot start", "The connection could not be started; see the server log.")))
+  )
+)
+
+const callbackFailure = (error: AuthorizationError | { readonly _tag: "SqlError" }) => {
+  switch (error._tag) {
+    case "AuthorizationDenied":
+      return { status: 403, title: "Not connected", text: "Access was not granted, so nothing was connected." }
+    case "UnknownState":
+    case "PendingFlowExpired":
+    case "MalformedCallback":
+      return { status: 400, title: "Cannot complete the connection", text: `${error.message}.` }
+    case "CodeExchangeRefused":
+      return { status: 400, title: "Cannot complete the connection", text: "The service refused the authorization code; please connect again." }
+    case "ClientMisconfigured":
+      return { status: 500, title: "Configuration error", text: "The service rejected this app's client credentials; the operator must fix them." }
+    case "TokenKeyMismatch":
+      return { status: 500, title: "Configuration error", text: "The token encryption key does not match the stored data; the operator must fix it." }
+    default:
+      return { status: 502, title: "Service unavailable", text: "The service could not be reached to complete the connection; please try again." }
+  }
+}
+
+/** `GET /oauth/callback`: flows begun at /oauth/start (state) or from the marketplace (no state, no PKCE). */
+const callback = Effect.gen(function* () {
+  const request = yield* HttpServerRequest.HttpServerRequest
+  const flow = yield* OAuthFlow
+  return yield* flow.completeStored(callbackParams(requestUrl(request))).pipe(
+    Effect.map((c) => page(200, "Connected", `${c.accountName} (${c.accountId}) is connected. You can close this page.`)),
+    Effect.catchAll((error) => {
+      const { status, title, text } = callbackFailure(error)
+      const log = status >= 500 ? Effect.logError(`oauth callback failed: ${error.message}`) : Effect.logWarning(`oauth callback rejected: ${error.message}`)
+      return Effect.as(log, page(status, title, text))
+    })
+  )
+})
+
+/** `POST /webhooks`: verified over the raw body bytes, recorded once, applied once; 2xx only when stored. */
+const webhooks = Effect.gen(function* () {
+  const request = yield* HttpServerRequest.HttpServerRequest
+  const events = yield* DisconnectEvents
+  const body = yield* request.arrayBuffer
+  const header = request.headers[signatureHeader]
+  const outcome = yield* events.receive(new Uint8Array(body), header)
+  return yield* HttpServerResponse.json({ ok: true, outcome: outcome._tag })
+}).pipe(
+  Effect.catchTags({
+    WebhookSignatureInvalid: () => HttpServerResponse.json({ ok: false, error: "invalid signature" }, { status: 401 }),
+    WebhookMalformed: (e) => HttpServerResponse.json({ ok: false, error: e.reason }, { status: 400 }),
+    RequestError: () => HttpServerResponse.json({ ok: false, error: "cannot read the body" }, { status: 400 })
+  }),
+  Effect.catchAll(() => HttpServerResponse.json({ ok: false, error: "not stored; retry later" }, { status: 500 }))
+)
+
+const readyz = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`SELECT 1`
+  return HttpServerResponse.text("ready\n")
+}).pipe(
+  Effect.timeout("2 seconds"),
+  Effect.catchAll((e) => Effect.logWarning("not ready: database unreachable", e).pipe(Effect.as(HttpServerResponse.text("database unreachable\n", { status: 503 }))))
+)
+
+/** The path the service redirects to: the callback route for a redirect URI whose path is not /oauth/callback. */
+export const callbackPath = "/oauth/callback"
+
+/**
+ * serve's routes. Extend it with `HttpRouter.concat` or more `HttpRouter.get(...)` (e.g. /metrics) before serving.
+ */
+export const authRouter = HttpRouter.empty.pipe(
+  HttpRouter.get("/healthz", HttpServerResponse.text("ok\n")),
+  HttpRouter.get("/readyz", readyz),
+  HttpRouter.get("/oauth/start", start),
+  HttpRouter.get(callbackPath, callback),
+  HttpRouter.post("/webhooks", webhooks)
+)
+
+/** The same callback handler under another path (the path of SERVICE_REDIRECT_URI when it differs). */
+export const withCallbackAt = (path: string) => <E, R>(router: HttpRouter.HttpRouter<E, R>) =>
+  path === callbackPath ? router : router.pipe(HttpRouter.get(path as `/${string}`, callback))

@@ -1,0 +1,84 @@
+import { Effect, Option, ParseResult, Schema, Stream } from "effect"
+import { CostBudget } from "../api/CostBudget.js"
+import { ServiceClient } from "../api/ServiceClient.js"
+import { ConnectionShapeInvalid, NodeSchemaMismatch } from "./errors.js"
+import type { AnyStream } from "./streams/StreamDefinition.js"
+import type { LandedNode } from "./Warehouse.js"
+
+export interface Page {
+  /** The cursor the page was asked `after` (null: from the start). */
+  readonly after: string | null
+  readonly first: number
+  readonly nodes: ReadonlyArray<LandedNode>
+  readonly endCursor: string | null
+  readonly hasNextPage: boolean
+}
+
+const ConnectionSchema = Schema.Struct({
+  nodes: Schema.Array(Schema.Unknown),
+  pageInfo: Schema.Struct({ hasNextPage: Schema.Boolean, endCursor: Schema.NullOr(Schema.String) })
+})
+const decodeConnection = Schema.decodeUnknownEither(ConnectionSchema)
+
+const at = (data: unknown, path: ReadonlyArray<string>): unknown =>
+  path.reduce<unknown>((v, key) => (v !== null && typeof v === "object" ? (v as Record<string, unknown>)[key] : undefined), data)
+
+/**
+ * The pages of one stream's connection for one account, from `after`, always passing `first` (sized by the
+ * account's CostBudget). Each node is decoded with the stream's Schema; the first node that fails ends the stream
+ * with the account, stream, field and cursor.
+ */
+export const pages = (options: {
+  readonly accountId: string
+  readonly stream: AnyStream
+  readonly variables: Readonly<Record<string, unknown>>
+  readonly after: string | null
+}) =>
+  Effect.gen(function* () {
+    const client = yield* ServiceClient
+    const budget = yield* CostBudget
+    const { accountId, stream } = options
+    const decodeNode = Schema.decodeUnknownEither(stream.node, { errors: "first", onExcessProperty: "ignore" })
+
+    const fetch = (after: string | null) =>
+      Effect.gen(function* () {
+        const variablesFor = (first: number) => ({ ...options.variables, first, after })
+        const first = yield* budget.pageSize(accountId, stream.document, variablesFor, stream.maxPageSize)
+        const result = yield* client.execute(accountId, stream.document, variablesFor(first))
+        const connection = decodeConnection(at(result.data, stream.connectionPath))
+        if (connection._tag === "Left") {
+          return yield* new ConnectionShapeInvalid({
+            accountId,
+            stream: stream.name,
+            cursor: after,
+            detail: ParseResult.TreeFormatter.formatErrorSync(connection.left)
+          })
+        }
+        const nodes: Array<LandedNode> = []
+        for (const raw of connection.right.nodes) {
+          const decoded = decodeNode(raw)
+          if (decoded._tag === "Left") {
+            const issue = ParseResult.ArrayFormatter.formatErrorSync(decoded.left)[0]
+            const id = raw !== null && typeof raw === "object" ? (raw as { id?: unknown }).id : undefined
+            return yield* new NodeSchemaMismatch({
+              accountId,
+              stream: stream.name,
+              field: issue?.path.map(String).join(".") || "(node)",
+              cursor: after,
+              nodeId: typeof id === "string" ? id : undefined,
+              detail: issue?.message ?? "does not match the schema"
+            })
+          }
+          nodes.push({ node: decoded.right as LandedNode["node"], raw })
+        }
+        const { hasNextPage, endCursor } = connection.right.pageInfo
+        if (hasNextPage && endCursor === null) {
+          return yield* new ConnectionShapeInvalid({ accountId, stream: stream.name, cursor: after, detail: "hasNextPage without an endCursor" })
+        }
+        return { after, first, nodes, endCursor, hasNextPage } satisfies Page
+      })
+
+    return Stream.paginateEffect(options.after, (after) =>
+      Effect.map(fetch(after), (page) => [page, page.hasNextPage ? Option.some(page.endCursor) : Option.none()] as const)
+    )
+  }).pipe(Stream.unwrap)

@@ -1,0 +1,29 @@
+import { Data } from "effect"
+
+/** A node the service sent does not match the stream's Schema: the account's run fails, nothing of the page lands. */
+export class NodeSchemaMismatch extends Data.TaggedError("NodeSchemaMismatch")<{
+  readonly accountId: string
+  readonly stream: string
+  /** Path inside the node, e.g. "jobNumber". */
+  readonly field: string
+  /** The `after` cursor of the page that carried the node (null: the first page). */
+  readonly cursor: string | null
+  readonly nodeId: string | undefined
+  readonly detail: string
+}> {
+  override get message() {
+    return `account ${this.accountId}, stream ${this.stream}: node${this.nodeId ? ` ${this.nodeId}` : ""} field \`${this.field}\` ${this.detail} (page after cursor ${this.cursor ?? "(start)"}); nothing of that page was stored`
+  }
+}
+
+/** The connection in `data` is missing or malformed (not a node problem). */
+export class ConnectionShapeInvalid extends Data.TaggedError("ConnectionShapeInvalid")<{
+  readonly accountId: string
+  readonly stream: string
+  readonly cursor: string | null
+  readonly detail: string
+}> {
+  override get message() {
+    return `account ${this.accountId}, stream ${this.stream}: unexpected connection shape (page after cursor ${this.cursor ?? "(start)"}): ${this.detail}`
+  }
+}

@@ -1,0 +1,60 @@
+import { Console, Effect } from "effect"
+import { ExitCodes, ExitWith } from "../cli/ExitCode.js"
+import type { AccountReport } from "./SyncRunner.js"
+
+const pad = (rows: ReadonlyArray<ReadonlyArray<string>>) => {
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)))
+  return rows.map((r) => r.map((cell, i) => cell.padEnd(widths[i]!)).join("  ").trimEnd()).join("\n")
+}
+
+/** The end-of-run table: one line per account and stream. */
+export const renderSummary = (reports: ReadonlyArray<AccountReport>): string => {
+  const header = ["account", "name", "outcome", "stream", "pass", "pages", "rows", "written", "deleted", "points", "wait s", "throttled"]
+  const rows: Array<Array<string>> = [header]
+  for (const a of reports) {
+    if (a.streams.length === 0) {
+      rows.push([a.accountId, a.accountName, a.outcome, "-", "-", "0", "0", "0", "0", "0", "0.0", "0"])
+      continue
+    }
+    for (const s of a.streams) {
+      const c = s.counts
+      rows.push([
+        a.accountId,
+        a.accountName,
+        a.outcome,
+        s.stream,
+        `${s.kind}${s.resumed ? " (resumed)" : ""}`,
+        String(c.pages),
+        String(c.rows),
+        String(c.rowsWritten),
+        String(c.rowsDeleted),
+        String(Math.round(c.costPoints)),
+        (c.throttleWaitMs / 1000).toFixed(1),
+        String(c.throttled)
+      ])
+    }
+  }
+  return pad(rows)
+}
+
+/**
+ * Prints the summary on stdout and ends with the run's exit code: 1 when an account failed, 3 when every account
+ * finished but some need reconnecting (listed), 0 otherwise.
+ */
+export const reportAndExit = (reports: ReadonlyArray<AccountReport>) =>
+  Effect.gen(function* () {
+    yield* Console.log(renderSummary(reports))
+    const failed = reports.filter((r) => r.outcome === "failed")
+    const reconnect = reports.filter((r) => r.outcome === "needs-reconnect")
+    const lines: Array<string> = []
+    for (const r of failed) lines.push(`failed: ${r.accountId}${r.accountName ? ` (${r.accountName})` : ""}: ${r.message ?? "see the log"}`)
+    if (reconnect.length > 0) {
+      lines.push("these accounts need reconnecting (run `account-sync connect`):")
+      for (const r of reconnect) lines.push(`  ${r.accountId}${r.accountName ? ` (${r.accountName})` : ""}: ${r.message ?? "revoked"}`)
+    }
+    for (const r of reports.filter((r) => r.outcome === "skipped")) lines.push(`skipped: ${r.accountId}: ${r.message ?? ""}`)
+    const message = lines.length > 0 ? lines.join("\n") : undefined
+    if (failed.length > 0) return yield* new ExitWith({ code: ExitCodes.failure, ...(message ? { message } : {}) })
+    if (reconnect.length > 0) return yield* new ExitWith({ code: ExitCodes.needsReconnect, ...(message ? { message } : {}) })
+    if (message) yield* Console.error(message)
+  })

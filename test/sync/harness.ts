@@ -1,0 +1,77 @@
+import { NodeHttpClient } from "@effect/platform-node"
+import { SqlClient } from "@effect/sql"
+import { expect } from "@effect/vitest"
+import { Effect, Layer, Logger, LogLevel } from "effect"
+import { AuthServicesLive } from "../../src/auth/AuthLive.js"
+import { ServiceSettings } from "../../src/auth/ServiceSettings.js"
+import type { JobRecord } from "../../src/emulator/EmulatorAdmin.js"
+import { ProgressLog } from "../../src/sync/Progress.js"
+import { sanitizeJson, sanitizeText } from "../../src/sync/sanitize.js"
+import { jobsStream } from "../../src/sync/streams/jobs.js"
+import { SyncEngineLive } from "../../src/sync/SyncLive.js"
+import { defaultSyncSettings, SyncSettings, type SyncSettingsShape } from "../../src/sync/SyncSettings.js"
+import { settingsFor } from "../support/connector.js"
+import { TestDatabaseLive } from "../support/database.js"
+import { EmulatorTest, type EmulatorTestOptions, TestEmulator } from "../support/emulator.js"
+
+/**
+ * The sync engine wired to a fresh test emulator and a fresh database schema: the real auth services
+ * (AccessTokensLive, Connections, ...), the real ServiceClient over Node's HTTP client, real Postgres.
+ */
+export const syncHarness = (options: EmulatorTestOptions, sync: Partial<SyncSettingsShape> = {}) => {
+  const settings = Layer.effect(ServiceSettings, Effect.map(TestEmulator, (emulator) => settingsFor(emulator)))
+  const base = Layer.mergeAll(settings, NodeHttpClient.layerUndici).pipe(Layer.provideMerge(EmulatorTest(options)))
+  const auth = AuthServicesLive.pipe(Layer.provideMerge(base))
+  return SyncEngineLive.pipe(
+    Layer.provide(Layer.mergeAll(ProgressLog, Layer.succeed(SyncSettings, { ...defaultSyncSettings, ...sync }))),
+    Layer.provideMerge(auth),
+    Layer.provideMerge(TestDatabaseLive),
+    Layer.provideMerge(Logger.minimumLogLevel(LogLevel.Warning))
+  )
+}
+
+const timestampColumns = new Set(jobsStream.columns.filter((c) => c.type === "timestamptz").map((c) => c.column))
+
+/** What a live job of the service must look like in `jobs`: every mapped column and `raw`. */
+const expectedRow = (job: JobRecord) => {
+  const row: Record<string, unknown> = { id: job.id }
+  for (const c of jobsStream.columns) {
+    const v = job[c.field]
+    row[c.column] =
+      v === null || v === undefined ? null : timestampColumns.has(c.column) ? Date.parse(v as string) : typeof v === "string" ? sanitizeText(v) : v
+  }
+  row.raw = sanitizeJson(job)
+  return row
+}
+
+const byId = (a: { id: unknown }, b: { id: unknown }) => (String(a.id) < String(b.id) ? -1 : String(a.id) > String(b.id) ? 1 : 0)
+
+/** The warehouse's live rows of the account are exactly the service's jobs: same ids, every column and raw equal. */
+export const expectWarehouseExact = (accountId: string) =>
+  Effect.gen(function* () {
+    const { admin } = yield* TestEmulator
+    const sql = yield* SqlClient.SqlClient
+    const service = [...(yield* admin.listJobs(accountId))].sort(byId)
+    const rows = yield* sql<Record<string, unknown>>`SELECT * FROM jobs WHERE account_id = ${accountId} AND deleted_at IS NULL`
+    const stored = [...rows]
+      .map((r) => {
+        const out: Record<string, unknown> = { id: r.id }
+        for (const c of jobsStream.columns) {
+          const v = r[c.column]
+          out[c.column] = v instanceof Date ? v.getTime() : v
+        }
+        out.raw = r.raw
+        return out
+      })
+      .sort(byId)
+    expect(stored.length).toBe(service.length)
+    const expected = service.map(expectedRow)
+    // compare in slices so a mismatch names the job instead of dumping thousands of rows
+    for (let i = 0; i < expected.length; i++) {
+      if (JSON.stringify(stored[i]) !== JSON.stringify(expected[i])) expect(stored[i]).toEqual(expected[i])
+    }
+    const duplicates = yield* sql<{ n: number }>`
+      SELECT count(*)::int AS n FROM (SELECT id FROM jobs WHERE account_id = ${accountId} GROUP BY id HAVING count(*) > 1) d`
+    expect(duplicates[0]!.n).toBe(0)
+    return service.length
+  })
