@@ -1,6 +1,6 @@
 import { Command, ValidationError } from "@effect/cli"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
-import { Cause, ConfigError, Effect, Exit, Option } from "effect"
+import { Cause, ConfigError, Effect, Exit, Layer, Option } from "effect"
 import { config as loadDotenv } from "dotenv"
 import { formatConfigError } from "./config.js"
 import { backfillCommand } from "./cli/backfill.js"
@@ -13,7 +13,8 @@ import { migrateCommand } from "./cli/migrate.js"
 import { serveCommand } from "./cli/serve.js"
 import { statusCommand } from "./cli/status.js"
 import { syncCommand } from "./cli/sync.js"
-import { LoggingLive } from "./logging.js"
+import { LoggingLive } from "./observability/logging.js"
+import { TracingLive } from "./observability/tracing.js"
 
 loadDotenv({ quiet: true })
 
@@ -60,7 +61,7 @@ const exitCodeOf = (exit: Exit.Exit<unknown, unknown>): number => {
 }
 
 (cli(process.argv) as Effect.Effect<void, unknown, NodeContext.NodeContext>).pipe(
-  Effect.provide(LoggingLive),
+  Effect.provide(Layer.merge(LoggingLive, TracingLive)),
   Effect.provide(NodeContext.layer),
   (program) =>
     NodeRuntime.runMain(program, {
