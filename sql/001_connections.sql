@@ -36,3 +36,4 @@ CREATE TABLE webhook_events (
   occurred_at  timestamptz,
   received_at  timestamptz NOT NULL DEFAULT now()
 );
+CREATE INDEX oauth_pending_expires ON oauth_pending (expires_at);

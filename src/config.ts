@@ -35,7 +35,8 @@ const httpUrl = (name: string) =>
 export const ServiceConfig = Config.all({
   baseUrl: httpUrl("SERVICE_BASE_URL").pipe(Config.map((s) => s.replace(/\/+$/, ""))),
   clientId: Config.nonEmptyString("SERVICE_CLIENT_ID"),
-  clientSecret: Config.redacted(Config.nonEmptyString("SERVICE_CLIENT_SECRET")),
+  // not Config.redacted(...): that also hides the "missing" message that names the key
+  clientSecret: Config.nonEmptyString("SERVICE_CLIENT_SECRET").pipe(Config.map(Redacted.make)),
   redirectUri: httpUrl("SERVICE_REDIRECT_URI"),
   graphqlVersion: Config.string("SERVICE_GRAPHQL_VERSION").pipe(
     Config.withDefault("2025-01-20"),

@@ -1,5 +1,5 @@
 import { SqlClient } from "@effect/sql"
-import { Clock, Deferred, Duration, Effect, Exit, FiberId, Layer, Option, Redacted } from "effect"
+import { Clock, Deferred, Duration, Effect, FiberId, Layer, Option, Redacted } from "effect"
 import { AccessTokens } from "./AccessTokens.js"
 import { type AccessTokenError, NotConnected, TokenRefused } from "./errors.js"
 import { ServiceSettings } from "./ServiceSettings.js"
@@ -31,7 +31,10 @@ export const AccessTokensLive = Layer.effect(
         Effect.map((rows) => rows[0]?.status ?? "never connected")
       )
 
-    /** Share one refresh per account among concurrent callers in this process. */
+    /**
+     * Share one refresh per account among concurrent callers in this process. The refresh runs in its own fiber, so
+     * a caller that is interrupted does not cancel it for the others (it is bounded by the endpoint's timeouts).
+     */
     const singleFlight = (accountId: string, refresh: Effect.Effect<Redacted.Redacted<string>, AccessTokenError>) =>
       Effect.suspend(() => {
         const running = inflight.get(accountId)
@@ -39,10 +42,10 @@ export const AccessTokensLive = Layer.effect(
         const deferred = Deferred.unsafeMake<Redacted.Redacted<string>, AccessTokenError>(FiberId.none)
         inflight.set(accountId, deferred)
         return refresh.pipe(
-          Effect.onExit((exit) => {
-            inflight.delete(accountId)
-            return Deferred.done(deferred, Exit.isInterrupted(exit) ? Exit.die(new Error("token refresh interrupted")) : exit)
-          })
+          Effect.exit,
+          Effect.flatMap((exit) => Effect.zipRight(Effect.sync(() => inflight.delete(accountId)), Deferred.done(deferred, exit))),
+          Effect.forkDaemon,
+          Effect.zipRight(Deferred.await(deferred))
         )
       })
 
@@ -73,7 +76,7 @@ export const AccessTokensLive = Layer.effect(
             const reason = "no refresh token stored"
             yield* sql`UPDATE connections SET status = 'revoked', status_reason = ${reason}, updated_at = ${new Date(nowMs)}
                        WHERE account_id = ${accountId}`
-            return yield* new TokenRefused({ accountId, reason })
+            return { _tag: "Refused" as const, reason }
           }
           const issued = yield* endpoint.refresh({ accountId, refreshToken: stored.refreshToken.value }).pipe(
             Effect.catchTag("InvalidGrant", ({ reason }) =>
@@ -96,6 +99,7 @@ export const AccessTokensLive = Layer.effect(
           Redacted.isRedacted(result) ? Effect.succeed(result) : Effect.fail(new TokenRefused({ accountId, reason: result.reason }))
         ),
         Effect.catchTags({ SqlError: Effect.die, TokenKeyMismatch: Effect.die }),
+        Effect.tapError((e) => (e._tag === "ClientMisconfigured" || e._tag === "TokenEndpointUnavailable" ? Effect.logError(e.message) : Effect.void)),
         Effect.annotateLogs({ accountId }),
         Effect.withSpan("AccessTokens.refresh", { attributes: { accountId } })
       )

@@ -102,7 +102,7 @@ export interface EmulatorAdmin {
   readonly createApp: (spec: AppSpec) => Effect.Effect<{ readonly appId: string; readonly clientId: string }, EmulatorAdminError>
   readonly createAccount: (spec: AccountSpec) => Effect.Effect<{ readonly accountId: string; readonly name: string; readonly adminUserId: string }, EmulatorAdminError>
   readonly seedJobs: (accountId: string, count: number, seed?: number) => Effect.Effect<{ readonly total: number }, EmulatorAdminError>
-  /** Live (not deleted) jobs of the account, ordered by id. */
+  /** Live (not deleted) jobs of the account in job-number (= creation) order, with exactly the values GraphQL serves. */
   readonly listJobs: (accountId: string) => Effect.Effect<ReadonlyArray<JobRecord>, EmulatorAdminError>
   /** Edits `count` pseudo-randomly chosen jobs (or `ids`): new title and other fields, `updatedAt` = now. */
   readonly editJobs: (accountId: string, options: { readonly count?: number; readonly ids?: ReadonlyArray<string>; readonly seed?: number }) => Effect.Effect<{ readonly ids: ReadonlyArray<string> }, EmulatorAdminError>

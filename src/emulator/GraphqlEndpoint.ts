@@ -6,7 +6,8 @@ import {
 import * as fs from "node:fs"
 import type { IncomingHttpHeaders } from "node:http"
 import { jsonReply, type Reply } from "./Http.js"
-import { CursorRejected, type CreatedRange, type SortSpec, supportedSortKeys, type SortKey } from "./JobStore.js"
+import { compileFastPlan, fastArguments, fastResult, type FastPlan } from "./FastJobs.js"
+import { JobsArgumentError, jobsConnection } from "./JobsResolver.js"
 import { queryCost, selectOperation } from "./QueryCost.js"
 import type { LimitsBook } from "./RateLimits.js"
 import type { Account, App, Registry } from "./Registry.js"
@@ -65,65 +66,15 @@ const pathKey = (info: GraphQLResolveInfo): string => {
   return keys.join(".")
 }
 
-const notSupported = (what: string, info: GraphQLResolveInfo) =>
-  gqlError(`argument ${what} is not supported by the emulator`, "ARGUMENT_NOT_SUPPORTED", info, { argument: what })
-
-const parseDate = (field: string, value: unknown, info: GraphQLResolveInfo): number => {
-  const ms = typeof value === "string" ? Date.parse(value) : NaN
-  if (!Number.isFinite(ms)) throw gqlError(`${field}: ${JSON.stringify(value)} is not an ISO 8601 date-time`, "INVALID_ARGUMENT", info, { argument: field })
-  return ms
-}
-
 const resolveJobs: GraphQLFieldResolver<unknown, Context, Record<string, unknown>> = (_root, args, ctx, info) => {
   requireScope(ctx, info)
-  for (const name of ["before", "last", "offset", "searchTerm"]) if (args[name] !== undefined && args[name] !== null) throw notSupported(name, info)
-  let created: CreatedRange | undefined
-  const filter = args.filter as Record<string, unknown> | null | undefined
-  if (filter) {
-    for (const [name, value] of Object.entries(filter)) {
-      if (name !== "createdAt" && value !== undefined && value !== null) throw notSupported(`filter.${name}`, info)
-    }
-    const range = filter.createdAt as Record<string, unknown> | null | undefined
-    if (range) {
-      created = {
-        ...(range.after != null ? { afterMs: parseDate("filter.createdAt.after", range.after, info) } : {}),
-        ...(range.before != null ? { beforeMs: parseDate("filter.createdAt.before", range.before, info) } : {}),
-        ...(range.eq != null ? { eqMs: parseDate("filter.createdAt.eq", range.eq, info) } : {})
-      }
-    }
-  }
-  const sort = ((args.sort as Array<{ key: string; direction: "ASCENDING" | "DESCENDING" }> | null | undefined) ?? []).map((s): SortSpec => {
-    if (!supportedSortKeys.includes(s.key as SortKey)) throw notSupported(`sort.key ${s.key}`, info)
-    return { key: s.key as SortKey, direction: s.direction }
-  })
-  const first = (args.first as number | null | undefined) ?? 100
-  if (first < 0) throw gqlError(`first: must be >= 0, got ${first}`, "INVALID_ARGUMENT", info, { argument: "first" })
-  if (first > ctx.maxPageSize) {
-    throw gqlError(`first: ${first} exceeds the maximum page size of ${ctx.maxPageSize}`, "MAX_PAGE_SIZE_EXCEEDED", info, { argument: "first", maxPageSize: ctx.maxPageSize })
-  }
-  const store = ctx.account.jobs
-  let page
   try {
-    page = store.page({ sort, first, ...(typeof args.after === "string" ? { after: args.after } : {}), ...(created ? { created } : {}) })
+    const connection = jobsConnection(args, ctx.account.jobs, ctx.maxPageSize)
+    ctx.returned.set(pathKey(info), connection.nodes.length)
+    return connection
   } catch (e) {
-    if (e instanceof CursorRejected) throw gqlError(e.reason, "INVALID_CURSOR", info, { argument: "after" })
+    if (e instanceof JobsArgumentError) throw gqlError(e.message, e.code, info, e.extra)
     throw e
-  }
-  ctx.returned.set(pathKey(info), page.indices.length)
-  const node = (i: number) => ({ ...store.job(i), client: () => store.client(i) })
-  const nodes = page.indices.map(node)
-  const first_ = page.indices[0]
-  const last = page.indices[page.indices.length - 1]
-  return {
-    nodes,
-    edges: () => page.indices.map((i, k) => ({ cursor: page.cursorOf(i), node: nodes[k] })),
-    pageInfo: {
-      hasNextPage: page.hasNextPage,
-      hasPreviousPage: page.hasPreviousPage,
-      startCursor: first_ === undefined ? null : page.cursorOf(first_),
-      endCursor: last === undefined ? null : page.cursorOf(last)
-    },
-    totalCount: () => store.count(created)
   }
 }
 
@@ -151,7 +102,7 @@ const rootValue = {
 }
 
 type Parsed =
-  | { readonly _tag: "Ok"; readonly document: DocumentNode }
+  | { readonly _tag: "Ok"; readonly document: DocumentNode; readonly plans: Map<string, FastPlan | null> }
   | { readonly _tag: "ParseFailed"; readonly error: unknown }
   | { readonly _tag: "Invalid"; readonly errors: ReadonlyArray<unknown> }
 
@@ -166,7 +117,7 @@ const parseAndValidate = (schema: GraphQLSchema, query: string): Parsed => {
     const errors = validate(schema, document)
     result = errors.length > 0
       ? { _tag: "Invalid", errors: errors.map((e) => ({ ...e.toJSON(), extensions: { code: "GRAPHQL_VALIDATION_FAILED" } })) }
-      : { _tag: "Ok", document }
+      : { _tag: "Ok", document, plans: new Map() }
   } catch (e) {
     const err = e instanceof GraphQLError ? e : new GraphQLError(String(e))
     result = { _tag: "ParseFailed", error: { ...err.toJSON(), extensions: { code: "GRAPHQL_PARSE_FAILED" } } }
@@ -188,6 +139,8 @@ export interface GraphqlDeps {
   readonly registry: Registry
   readonly limits: LimitsBook
   readonly stats: StatsCounter
+  /** false: always execute with graphql-js (the fast path's differential test compares the two). */
+  readonly fastPath?: boolean
 }
 
 export const handleGraphql = async (deps: GraphqlDeps, headers: IncomingHttpHeaders, rawBody: string): Promise<Reply> => {
@@ -246,12 +199,34 @@ export const handleGraphql = async (deps: GraphqlDeps, headers: IncomingHttpHead
     return withCost({ errors: [{ message: "Throttled", extensions: { code: "THROTTLED" } }] }, requested, 0)
   }
 
+  const operation = selectOperation(document, operationName)!
+  const planKey = operationName ?? ""
+  let plan = parsed.plans.get(planKey)
+  if (plan === undefined) parsed.plans.set(planKey, (plan = compileFastPlan(schema, document, operation) ?? null))
+  const maxPageSize = limits.limitsFor(app.appId, account.accountId).maxPageSize
+  const scopes = new Set(claims.scope.split(" ").filter(Boolean))
+  if (plan && deps.fastPath !== false && scopes.has("read_jobs")) {
+    const args = fastArguments(schema, operation, plan, variables)
+    let connection
+    try {
+      connection = args ? jobsConnection(args, account.jobs, maxPageSize) : undefined
+    } catch (e) {
+      if (!(e instanceof JobsArgumentError)) throw e
+      // refused arguments: the graphql-js path below reports them as field errors
+    }
+    if (connection) {
+      const actual = queryCost(costRequest, new Map([[plan.rootKey, connection.nodes.length]]))
+      bucket.deduct(actual, registry.clock.nowMs())
+      return withCost({ data: fastResult(plan, connection) }, requested, actual)
+    }
+  }
+
   const ctx: Context = {
     registry,
     app,
     account,
-    scopes: new Set(claims.scope.split(" ").filter(Boolean)),
-    maxPageSize: limits.limitsFor(app.appId, account.accountId).maxPageSize,
+    scopes,
+    maxPageSize,
     returned: new Map()
   }
   const result: ExecutionResult = await execute({

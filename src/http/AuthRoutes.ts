@@ -35,6 +35,8 @@ const callbackFailure = (error: AuthorizationError | { readonly _tag: "SqlError"
       return { status: 500, title: "Configuration error", text: "The service rejected this app's client credentials; the operator must fix them." }
     case "TokenKeyMismatch":
       return { status: 500, title: "Configuration error", text: "The token encryption key does not match the stored data; the operator must fix it." }
+    case "SqlError":
+      return { status: 500, title: "Internal error", text: "The connection could not be stored; see the server log and try again." }
     default:
       return { status: 502, title: "Service unavailable", text: "The service could not be reached to complete the connection; please try again." }
   }

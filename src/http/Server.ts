@@ -16,6 +16,12 @@ export const serveRouter = <E, R>(router: HttpRouter.HttpRouter<E, R>, options: 
     Layer.provideMerge(NodeHttpServer.layerServer(() => createServer(), { port: options.port, host: options.host }))
   )
 
-/** serve's server: the auth routes (plus the redirect URI's own path when it is not /oauth/callback). */
-export const authServer = (options: ListenOptions & { readonly redirectPath?: string }) =>
-  serveRouter(options.redirectPath ? authRouter.pipe(withCallbackAt(options.redirectPath)) : authRouter, options)
+/**
+ * serve's server with `router` (e.g. `authRouter.pipe(HttpRouter.get("/metrics", ...))`), plus the redirect URI's
+ * own path when it is not /oauth/callback.
+ */
+export const authServerWith = <E, R>(router: HttpRouter.HttpRouter<E, R>, options: ListenOptions & { readonly redirectPath?: string }) =>
+  serveRouter(options.redirectPath ? router.pipe(withCallbackAt(options.redirectPath)) : router, options)
+
+/** serve's server with the auth routes. */
+export const authServer = (options: ListenOptions & { readonly redirectPath?: string }) => authServerWith(authRouter, options)

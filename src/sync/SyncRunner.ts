@@ -86,13 +86,13 @@ export const makeSyncRunner = Effect.gen(function* () {
   const lockAccount = (accountId: string) =>
     Effect.gen(function* () {
       const connection = yield* sql.reserve
-      const key = `account-sync:${accountId}`
-      const rows = yield* connection.execute("SELECT pg_try_advisory_lock(hashtext($1)) AS locked", [key], undefined)
+      // advisory locks are database-wide: the schema is part of the key, so deployments (or test files) that share
+      // a database under different DB_SCHEMAs do not hold each other's accounts
+      const key = "hashtext('account-sync:' || current_schema()), hashtext($1)"
+      const rows = yield* connection.execute(`SELECT pg_try_advisory_lock(${key}) AS locked`, [accountId], undefined)
       const locked = (rows[0] as { locked?: boolean } | undefined)?.locked === true
       if (locked) {
-        yield* Effect.addFinalizer(() =>
-          connection.execute("SELECT pg_advisory_unlock(hashtext($1))", [key], undefined).pipe(Effect.ignore)
-        )
+        yield* Effect.addFinalizer(() => connection.execute(`SELECT pg_advisory_unlock(${key})`, [accountId], undefined).pipe(Effect.ignore))
       }
       return locked
     })

@@ -12,7 +12,7 @@ export class NodeSchemaMismatch extends Data.TaggedError("NodeSchemaMismatch")<{
   readonly detail: string
 }> {
   override get message() {
-    return `account ${this.accountId}, stream ${this.stream}: node${this.nodeId ? ` ${this.nodeId}` : ""} field \`${this.field}\` ${this.detail} (page after cursor ${this.cursor ?? "(start)"}); nothing of that page was stored`
+    return `account ${this.accountId}, stream ${this.stream}: node${this.nodeId ? ` ${this.nodeId}` : ""} field \`${this.field}\`: ${this.detail} (page after cursor ${this.cursor ?? "(start)"}); nothing of that page was stored`
   }
 }
 

@@ -7,15 +7,18 @@ type Outcome = "ok" | "5xx" | "drop" | "truncated"
 
 const attempt = (url: string, init: RequestInit): Effect.Effect<Outcome> =>
   Effect.promise(async () => {
+    let res: Response
     try {
-      const res = await fetch(url, { ...init, signal: AbortSignal.timeout(5000) })
-      if (res.status >= 500) return "5xx"
-      const text = await res.text()
-      JSON.parse(text)
+      res = await fetch(url, { ...init, signal: AbortSignal.timeout(5000) })
+    } catch {
+      return "drop" // no answer at all
+    }
+    if (res.status >= 500) return "5xx"
+    try {
+      JSON.parse(await res.text())
       return "ok"
-    } catch (e) {
-      // undici: a destroyed socket before headers is "fetch failed"/"other side closed"; a cut body fails while reading or parsing
-      return e instanceof SyntaxError || String((e as Error).cause ?? e).includes("terminated") ? "truncated" : "drop"
+    } catch {
+      return "truncated" // headers came, the body was cut short
     }
   })
 

@@ -1,7 +1,7 @@
 import { NodeHttpClient } from "@effect/platform-node"
 import { SqlClient } from "@effect/sql"
 import { expect } from "@effect/vitest"
-import { Effect, Layer, Logger, LogLevel } from "effect"
+import { Context, Effect, Layer, Logger, LogLevel } from "effect"
 import { AuthServicesLive } from "../../src/auth/AuthLive.js"
 import { ServiceSettings } from "../../src/auth/ServiceSettings.js"
 import type { JobRecord } from "../../src/emulator/EmulatorAdmin.js"
@@ -14,12 +14,27 @@ import { settingsFor } from "../support/connector.js"
 import { TestDatabaseLive } from "../support/database.js"
 import { EmulatorTest, type EmulatorTestOptions, TestEmulator } from "../support/emulator.js"
 
+/** The base URL the connector uses instead of the emulator's own. */
+export class ServiceUrl extends Context.Tag("test/sync/ServiceUrl")<ServiceUrl, string>() {}
+
 /**
  * The sync engine wired to a fresh test emulator and a fresh database schema: the real auth services
  * (AccessTokensLive, Connections, ...), the real ServiceClient over Node's HTTP client, real Postgres.
  */
-export const syncHarness = (options: EmulatorTestOptions, sync: Partial<SyncSettingsShape> = {}) => {
-  const settings = Layer.effect(ServiceSettings, Effect.map(TestEmulator, (emulator) => settingsFor(emulator)))
+export const syncHarness = (
+  options: EmulatorTestOptions,
+  sync: Partial<SyncSettingsShape> = {},
+  /** Where the connector reaches the service (default: the emulator itself), e.g. a proxy in front of it. */
+  serviceUrl?: Layer.Layer<ServiceUrl, never, TestEmulator>
+) => {
+  const settings = Layer.effect(
+    ServiceSettings,
+    Effect.gen(function* () {
+      const emulator = yield* TestEmulator
+      const url = yield* Effect.serviceOption(ServiceUrl)
+      return settingsFor(emulator, url._tag === "Some" ? { baseUrl: url.value } : {})
+    })
+  ).pipe(Layer.provide(serviceUrl ?? Layer.empty))
   const base = Layer.mergeAll(settings, NodeHttpClient.layerUndici).pipe(Layer.provideMerge(EmulatorTest(options)))
   const auth = AuthServicesLive.pipe(Layer.provideMerge(base))
   return SyncEngineLive.pipe(
@@ -44,7 +59,7 @@ const expectedRow = (job: JobRecord) => {
   return row
 }
 
-const byId = (a: { id: unknown }, b: { id: unknown }) => (String(a.id) < String(b.id) ? -1 : String(a.id) > String(b.id) ? 1 : 0)
+const byId = (a: { readonly [k: string]: unknown }, b: { readonly [k: string]: unknown }) => (String(a.id) < String(b.id) ? -1 : String(a.id) > String(b.id) ? 1 : 0)
 
 /** The warehouse's live rows of the account are exactly the service's jobs: same ids, every column and raw equal. */
 export const expectWarehouseExact = (accountId: string) =>

@@ -1,0 +1,123 @@
+import { Effect } from "effect"
+import * as fs from "node:fs"
+import { accountsRun, type AccountsRun, budgetBench, landingBench, memoryRun, type MemoryRun } from "./benchmarks.js"
+import { freshSchemaLayer, freshSchemaName } from "./database.js"
+import { BenchError } from "./errors.js"
+import { startEmulatorProcess } from "./emulatorProcess.js"
+import { describeMachine, machineInfo } from "./machine.js"
+import type { BenchResults } from "./report.js"
+
+export type BenchName = "budget" | "landing" | "memory" | "accounts"
+
+export interface BenchOptions {
+  readonly only: ReadonlyArray<BenchName>
+  readonly budgetJobs: number
+  /** The budget run's floor in seconds; default: 30 s, or twice the unthrottled time of the same jobs when longer. */
+  readonly floorSec?: number
+  readonly landingJobs: number
+  readonly memoryJobs: ReadonlyArray<number>
+  readonly accounts: number
+  readonly jobsPerAccount: number
+  readonly concurrencies: ReadonlyArray<number>
+  /** Restore rate of each account's bucket in the many-accounts run (maximum 10,000 points as by default). */
+  readonly accountsRestoreRate: number
+}
+
+export const defaultOptions: BenchOptions = {
+  only: ["landing", "budget", "memory", "accounts"],
+  budgetJobs: 100_000,
+  landingJobs: 200_000,
+  memoryJobs: [100_000, 1_000_000],
+  accounts: 50,
+  jobsPerAccount: 2_000,
+  concurrencies: [4, 16, 50],
+  accountsRestoreRate: 8_000
+}
+
+/** Small sizes for the smoke test and a quick look: the same code paths, seconds instead of minutes. */
+export const quickOptions: BenchOptions = {
+  only: ["landing", "budget", "memory", "accounts"],
+  budgetJobs: 3_000,
+  floorSec: 3,
+  landingJobs: 3_000,
+  memoryJobs: [1_000, 3_000],
+  accounts: 6,
+  jobsPerAccount: 300,
+  concurrencies: [2, 6],
+  accountsRestoreRate: 4_000
+}
+
+const say = (line: string) => Effect.sync(() => process.stderr.write(`bench: ${line}\n`))
+
+export const runBench = (options: BenchOptions, command: string) =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const started = performance.now()
+      const machine = yield* machineInfo.pipe(Effect.provide(freshSchemaLayer(freshSchemaName("benchinfo"))))
+      yield* say(`machine: ${describeMachine(machine)}`)
+      const emulator = yield* startEmulatorProcess()
+      yield* say(`emulator child ${emulator.pid} at ${emulator.baseUrl}`)
+      const wants = (name: BenchName) => options.only.includes(name)
+      let results: BenchResults = { machine: describeMachine(machine), machineDetails: machine, takenAt: new Date().toISOString(), command, totalSeconds: 0 }
+
+      if (wants("landing")) {
+        yield* say(`landing: unthrottled backfill of ${options.landingJobs} jobs, then COPY of the same rows`)
+        const landing = yield* landingBench(emulator, options.landingJobs)
+        results = { ...results, landing: { ...landing, goal: { copyRatio: 0.5 } } }
+        yield* say(`landing: ${Math.round(landing.rowsPerSec)} rows/s, COPY ${Math.round(landing.copyRowsPerSec)} rows/s`)
+      }
+      if (wants("budget")) {
+        const unthrottledSec = results.landing ? options.budgetJobs / results.landing.rowsPerSec : 0
+        const floorSec = options.floorSec ?? Math.max(30, Math.ceil(2 * unthrottledSec))
+        yield* say(`budget: ${options.budgetJobs} jobs, floor ${floorSec} s; ours, then the reactive baseline`)
+        const budget = yield* budgetBench(emulator, { jobs: options.budgetJobs, floorSec })
+        results = { ...results, budget: { ...budget, goal: { efficiency: 0.97, throttled: 0, speedupVsReactive: 1.3 } } }
+        yield* say(`budget: efficiency ${budget.efficiency.toFixed(3)} in ${budget.seconds.toFixed(1)} s, reactive ${budget.reactive.seconds.toFixed(1)} s`)
+      }
+      if (wants("memory")) {
+        const runs: Array<MemoryRun> = []
+        for (const jobs of options.memoryJobs) {
+          yield* say(`memory: child backfill of ${jobs} jobs under /usr/bin/time -v`)
+          const run = yield* memoryRun(emulator, jobs)
+          runs.push(run)
+          yield* say(`memory: ${jobs} jobs, peak RSS ${run.peakRssMb.toFixed(1)} MB, ${run.seconds.toFixed(1)} s`)
+        }
+        const smallest = runs[0]
+        const largest = runs.length > 1 ? runs[runs.length - 1] : undefined
+        results = {
+          ...results,
+          memory: {
+            ...(smallest ? { peakRssMb100k: smallest.peakRssMb } : {}),
+            ...(largest ? { peakRssMb: largest.peakRssMb } : {}),
+            runs,
+            goal: { peakRssMb: 200 }
+          }
+        }
+      }
+      if (wants("accounts")) {
+        const runs: Array<AccountsRun> = []
+        for (const concurrency of options.concurrencies) {
+          yield* say(`accounts: ${options.accounts} x ${options.jobsPerAccount} jobs at concurrency ${concurrency}`)
+          const run = yield* accountsRun(emulator, {
+            accounts: options.accounts,
+            jobsPerAccount: options.jobsPerAccount,
+            concurrency,
+            restoreRate: options.accountsRestoreRate
+          })
+          runs.push(run)
+          yield* say(`accounts: concurrency ${concurrency}: ${Math.round(run.rowsPerSec)} rows/s, ratio ${run.ratioToCeiling.toFixed(3)}`)
+        }
+        results = { ...results, accounts: runs }
+      }
+      return { ...results, totalSeconds: (performance.now() - started) / 1000 }
+    })
+  )
+
+export const writeResults = (results: BenchResults, file: string) =>
+  Effect.try({
+    try: () => {
+      fs.writeFileSync(`${file}.tmp`, `${JSON.stringify(results, null, 2)}\n`)
+      fs.renameSync(`${file}.tmp`, file)
+    },
+    catch: (e) => new BenchError({ step: "write results", reason: String(e) })
+  })

@@ -1,0 +1,295 @@
+import { SqlClient } from "@effect/sql"
+import { Effect, type Layer } from "effect"
+import { execFileSync } from "node:child_process"
+import * as crypto from "node:crypto"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { estimateQueryCost } from "../../src/api/costEstimate.js"
+import type { CostBudget } from "../../src/api/CostBudget.js"
+import { JobsPageQuery } from "../../src/api/documents.js"
+import type { Limits } from "../../src/emulator/EmulatorAdmin.js"
+import { jobsStream } from "../../src/sync/streams/jobs.js"
+import { SyncRunner } from "../../src/sync/SyncRunner.js"
+import { CostMeter, meteredCostBudget, reactiveCostBudget } from "./budgets.js"
+import { childEnv, connectAccount, connectorLayer, settingsFor } from "./connector.js"
+import { benchDatabaseUrl, freshSchemaName } from "./database.js"
+import { BenchError } from "./errors.js"
+import type { EmulatorProcess } from "./emulatorProcess.js"
+import { runConnectorChild } from "./processes.js"
+
+/** Cost the service requests for one full page of the jobs stream (`first: 100`), computed as the service does. */
+export const fullPageCost = (first = jobsStream.maxPageSize) =>
+  estimateQueryCost(JobsPageQuery, { ...jobsStream.fullPassVariables, first, after: null })
+
+/** Limits no benchmark can reach: the emulator never throttles and never rate-limits. */
+export const unlimited: Limits = { maxPoints: 1e12, restoreRate: 1e12, requestLimit: 1e9 }
+
+const JOB_SEED = 4242
+
+/**
+ * SyncRunner's advisory lock is keyed by account id alone (database-wide, whatever the schema), and every emulator
+ * numbers its accounts from 1001: random ids keep a benchmark from being "skipped" because a test elsewhere on the
+ * same Postgres holds the lock of its own account 1001.
+ */
+export const uniqueAccountId = () => Buffer.from(`gid://service/Account/${crypto.randomInt(1_000_000, 2 ** 47)}`).toString("base64")
+
+/** A new account of the emulator child (its own bucket), `jobs` deterministic jobs, and its limits. */
+const newAccount = (emulator: EmulatorProcess, jobs: number, limits: Limits) =>
+  Effect.gen(function* () {
+    const account = yield* emulator.admin.createAccount({ accountId: uniqueAccountId(), jobs, seed: JOB_SEED })
+    yield* emulator.admin.setLimits({ ...limits, clientId: emulator.clientId, accountId: account.accountId })
+    return account.accountId
+  })
+
+export interface TimedRun {
+  readonly wallMs: number
+  readonly cpuMs: number
+  readonly rows: number
+}
+
+/** Connects every account through the real OAuth flow, then one timed `backfill` of them all. */
+const connectAndBackfill = (accountIds: ReadonlyArray<string>, concurrency: number, beforeRun: Effect.Effect<void, unknown> = Effect.void) =>
+  Effect.gen(function* () {
+    yield* Effect.forEach(accountIds, connectAccount, { concurrency: 8, discard: true })
+    yield* beforeRun
+    const runner = yield* SyncRunner
+    const cpu0 = process.cpuUsage()
+    const t0 = performance.now()
+    const reports = yield* runner.run({ mode: "backfill", accounts: accountIds, concurrency })
+    const wallMs = performance.now() - t0
+    const cpu = process.cpuUsage(cpu0)
+    const bad = reports.filter((r) => r.outcome !== "synced")
+    if (bad.length > 0) {
+      return yield* new BenchError({ step: "backfill", reason: `${bad.length} account(s) not synced, e.g. ${bad[0]!.accountId}: ${bad[0]!.outcome} ${bad[0]!.message ?? ""}` })
+    }
+    const rows = reports.reduce((n, r) => n + r.streams.reduce((m, s) => m + s.counts.rows, 0), 0)
+    return { wallMs, cpuMs: (cpu.user + cpu.system) / 1000, rows } satisfies TimedRun
+  })
+
+const inConnector = <A, E>(
+  emulator: EmulatorProcess,
+  options: { readonly budget?: Layer.Layer<CostBudget>; readonly concurrency?: number },
+  body: Effect.Effect<A, E, Layer.Layer.Success<ReturnType<typeof connectorLayer>>>
+) =>
+  body.pipe(
+    Effect.provide(connectorLayer({ settings: settingsFor(emulator), schema: freshSchemaName("bench"), ...options })),
+    Effect.mapError((e) => (e instanceof BenchError ? e : new BenchError({ step: "connector", reason: String((e as { message?: string })?.message ?? e) })))
+  )
+
+// ---------------------------------------------------------------------------------------------------------------
+// 2. Landing: unthrottled backfill rows/s vs COPY of the same rows into an identical table
+
+export interface LandingResult {
+  readonly jobs: number
+  readonly seconds: number
+  readonly rowsPerSec: number
+  readonly copySeconds: number
+  readonly copyRowsPerSec: number
+  readonly copyRatio: number
+  readonly cpuSecPer10k: number
+}
+
+const psql = (args: ReadonlyArray<string>) => execFileSync("psql", [benchDatabaseUrl(), "-X", "-q", "-v", "ON_ERROR_STOP=1", ...args], { stdio: ["ignore", "pipe", "pipe"] })
+
+/** `\copy` of the landed rows into `jobs_copy (LIKE jobs INCLUDING ALL)`: same columns, key, index and defaults. */
+const copyBaseline = (accountId: string, expectedRows: number) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const schema = (yield* sql<{ s: string }>`SELECT current_schema() AS s`)[0]!.s
+    const file = path.join(os.tmpdir(), `bench-copy-${process.pid}-${Date.now()}.csv`)
+    yield* sql.unsafe(`CREATE TABLE ${schema}.jobs_copy (LIKE ${schema}.jobs INCLUDING ALL)`)
+    try {
+      yield* Effect.try({
+        try: () => psql(["-c", `\\copy (SELECT * FROM ${schema}.jobs WHERE account_id = '${accountId}') TO '${file}' WITH (FORMAT csv)`]),
+        catch: (e) => new BenchError({ step: "COPY export", reason: String(e) })
+      })
+      // psql's own start and connection time, measured and taken off
+      const t0 = performance.now()
+      yield* Effect.try({ try: () => psql(["-c", "SELECT 1"]), catch: (e) => new BenchError({ step: "psql", reason: String(e) }) })
+      const overheadMs = performance.now() - t0
+      const t1 = performance.now()
+      yield* Effect.try({
+        try: () => psql(["-c", `\\copy ${schema}.jobs_copy FROM '${file}' WITH (FORMAT csv)`]),
+        catch: (e) => new BenchError({ step: "COPY import", reason: String(e) })
+      })
+      const copyMs = Math.max(1, performance.now() - t1 - overheadMs)
+      const n = (yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM jobs_copy`)[0]!.n
+      if (n !== expectedRows) return yield* new BenchError({ step: "COPY", reason: `copied ${n} rows, expected ${expectedRows}` })
+      return copyMs
+    } finally {
+      fs.rmSync(file, { force: true })
+    }
+  })
+
+export const landingBench = (emulator: EmulatorProcess, jobs: number) =>
+  Effect.gen(function* () {
+    const accountId = yield* newAccount(emulator, jobs, unlimited)
+    return yield* inConnector(
+      emulator,
+      { concurrency: 1 },
+      Effect.gen(function* () {
+        const run = yield* connectAndBackfill([accountId], 1)
+        if (run.rows !== jobs) return yield* new BenchError({ step: "landing", reason: `landed ${run.rows} rows, expected ${jobs}` })
+        const copyMs = yield* copyBaseline(accountId, jobs)
+        const rowsPerSec = (run.rows * 1000) / run.wallMs
+        const copyRowsPerSec = (jobs * 1000) / copyMs
+        return {
+          jobs,
+          seconds: run.wallMs / 1000,
+          rowsPerSec,
+          copySeconds: copyMs / 1000,
+          copyRowsPerSec,
+          copyRatio: rowsPerSec / copyRowsPerSec,
+          cpuSecPer10k: (run.cpuMs / 1000) * (10_000 / run.rows)
+        } satisfies LandingResult
+      })
+    )
+  })
+
+// ---------------------------------------------------------------------------------------------------------------
+// 1. Budget: one account, a bucket that binds; our CostBudget vs the reactive strategy, each on a fresh bucket
+
+export interface BudgetSide {
+  readonly seconds: number
+  readonly floorSec: number
+  readonly efficiency: number
+  readonly throttled: number
+  readonly requestedPoints: number
+}
+
+export interface BudgetResult extends BudgetSide {
+  readonly jobs: number
+  readonly maxPoints: number
+  readonly restoreRate: number
+  readonly pageCost: number
+  readonly speedupVsReactive: number
+  readonly reactive: BudgetSide
+}
+
+const budgetSide = (emulator: EmulatorProcess, jobs: number, limits: Required<Pick<Limits, "maxPoints" | "restoreRate">>, reactive: boolean) =>
+  Effect.gen(function* () {
+    const accountId = yield* newAccount(emulator, jobs, { ...limits, requestLimit: 1e9 })
+    const meter = new CostMeter()
+    const budget = reactive ? reactiveCostBudget(meter) : meteredCostBudget(meter)
+    return yield* inConnector(
+      emulator,
+      { budget, concurrency: 1 },
+      Effect.gen(function* () {
+        let throttledBefore = 0
+        const run = yield* connectAndBackfill(
+          [accountId],
+          1,
+          Effect.gen(function* () {
+            // the connect flow's account query is not part of the run; let the bucket refill after it
+            yield* Effect.sleep(Math.ceil((10 * 1000) / limits.restoreRate) + 50)
+            meter.reset()
+            throttledBefore = (yield* emulator.admin.stats()).throttled
+          })
+        )
+        if (run.rows !== jobs) return yield* new BenchError({ step: "budget", reason: `landed ${run.rows} rows, expected ${jobs}` })
+        const throttled = (yield* emulator.admin.stats()).throttled - throttledBefore
+        const floorSec = Math.max(0, meter.requested - limits.maxPoints) / limits.restoreRate
+        const seconds = run.wallMs / 1000
+        return { seconds, floorSec, efficiency: floorSec / seconds, throttled, requestedPoints: meter.requested } satisfies BudgetSide
+      })
+    )
+  })
+
+/**
+ * `restoreRate` makes the bucket bind: the floor is `floorSec` (default: 30 s, or twice the unthrottled landing
+ * time when that is longer, so that the engine is never what limits the run).
+ */
+export const budgetBench = (emulator: EmulatorProcess, options: { readonly jobs: number; readonly maxPoints?: number; readonly floorSec: number }) =>
+  Effect.gen(function* () {
+    const maxPoints = options.maxPoints ?? 10_000
+    const pageCost = fullPageCost()
+    const pages = Math.ceil(options.jobs / jobsStream.maxPageSize)
+    const restoreRate = Math.max(1, Math.round((pages * pageCost - maxPoints) / options.floorSec))
+    const limits = { maxPoints, restoreRate }
+    const ours = yield* budgetSide(emulator, options.jobs, limits, false)
+    const reactive = yield* budgetSide(emulator, options.jobs, limits, true)
+    return { ...ours, jobs: options.jobs, maxPoints, restoreRate, pageCost, speedupVsReactive: reactive.seconds / ours.seconds, reactive } satisfies BudgetResult
+  })
+
+// ---------------------------------------------------------------------------------------------------------------
+// 3. Memory: peak RSS of a child `backfill` process
+
+export interface MemoryRun {
+  readonly jobs: number
+  readonly peakRssMb: number
+  readonly seconds: number
+}
+
+export const memoryRun = (emulator: EmulatorProcess, jobs: number) =>
+  Effect.gen(function* () {
+    const accountId = yield* newAccount(emulator, jobs, unlimited)
+    const settings = settingsFor(emulator)
+    const schema = freshSchemaName("benchmem")
+    return yield* Effect.gen(function* () {
+      yield* connectAccount(accountId)
+      const result = yield* runConnectorChild(["backfill", "--account", accountId], childEnv(settings, benchDatabaseUrl(), schema), { measureRss: true })
+      if (result.code !== 0) {
+        return yield* new BenchError({ step: `memory backfill of ${jobs} jobs`, reason: `exit ${result.code ?? result.signal}: ${result.stderrTail.slice(-800)}` })
+      }
+      const sql = yield* SqlClient.SqlClient
+      const n = (yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM jobs WHERE account_id = ${accountId}`)[0]!.n
+      if (n !== jobs) return yield* new BenchError({ step: "memory", reason: `the child landed ${n} rows, expected ${jobs}` })
+      if (result.peakRssMb === undefined) return yield* new BenchError({ step: "memory", reason: "/usr/bin/time -v gave no maximum resident set size" })
+      return { jobs, peakRssMb: result.peakRssMb, seconds: result.wallMs / 1000 } satisfies MemoryRun
+    }).pipe(
+      Effect.provide(connectorLayer({ settings, schema })),
+      Effect.mapError((e) => (e instanceof BenchError ? e : new BenchError({ step: "memory", reason: String((e as { message?: string })?.message ?? e) })))
+    )
+  })
+
+// ---------------------------------------------------------------------------------------------------------------
+// 4. Many accounts, each with its own binding bucket
+
+export interface AccountsRun {
+  readonly concurrency: number
+  readonly accounts: number
+  readonly jobsPerAccount: number
+  readonly seconds: number
+  readonly rowsPerSec: number
+  readonly ceilingRowsPerSec: number
+  readonly ratioToCeiling: number
+  /** Against the ceiling of the accounts that can run at once (min(concurrency, accounts) buckets). */
+  readonly ratioToRunningCeiling: number
+  readonly restoreRate: number
+}
+
+export const accountsRun = (
+  emulator: EmulatorProcess,
+  options: { readonly accounts: number; readonly jobsPerAccount: number; readonly concurrency: number; readonly restoreRate: number }
+) =>
+  Effect.gen(function* () {
+    const limits = { maxPoints: 10_000, restoreRate: options.restoreRate }
+    const ids = yield* Effect.forEach(Array.from({ length: options.accounts }), () => newAccount(emulator, options.jobsPerAccount, limits), {
+      concurrency: 8
+    })
+    return yield* inConnector(
+      emulator,
+      { concurrency: options.concurrency },
+      Effect.gen(function* () {
+        const run = yield* connectAndBackfill(ids, options.concurrency, Effect.sleep(Math.ceil((10 * 1000) / options.restoreRate) + 50))
+        const expected = options.accounts * options.jobsPerAccount
+        if (run.rows !== expected) return yield* new BenchError({ step: "accounts", reason: `landed ${run.rows} rows, expected ${expected}` })
+        const rowsPerSec = (run.rows * 1000) / run.wallMs
+        const perAccount = options.restoreRate / (fullPageCost() / jobsStream.maxPageSize)
+        const ceiling = options.accounts * perAccount
+        return {
+          concurrency: options.concurrency,
+          accounts: options.accounts,
+          jobsPerAccount: options.jobsPerAccount,
+          seconds: run.wallMs / 1000,
+          rowsPerSec,
+          ceilingRowsPerSec: ceiling,
+          ratioToCeiling: rowsPerSec / ceiling,
+          ratioToRunningCeiling: rowsPerSec / (Math.min(options.concurrency, options.accounts) * perAccount),
+          restoreRate: options.restoreRate
+        } satisfies AccountsRun
+      })
+    )
+  })
+

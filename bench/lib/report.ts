@@ -1,0 +1,64 @@
+import type { AccountsRun, BudgetResult, LandingResult, MemoryRun } from "./benchmarks.js"
+import type { MachineInfo } from "./machine.js"
+
+export interface BenchResults {
+  readonly machine: string
+  readonly machineDetails: MachineInfo
+  readonly takenAt: string
+  readonly command: string
+  readonly budget?: BudgetResult & { readonly goal: { readonly efficiency: number; readonly throttled: number; readonly speedupVsReactive: number } }
+  readonly landing?: LandingResult & { readonly goal: { readonly copyRatio: number } }
+  readonly memory?: {
+    readonly peakRssMb100k?: number
+    readonly peakRssMb?: number
+    readonly runs: ReadonlyArray<MemoryRun>
+    readonly goal: { readonly peakRssMb: number }
+  }
+  readonly accounts?: ReadonlyArray<AccountsRun>
+  readonly totalSeconds: number
+}
+
+const f = (n: number | undefined, digits = 2) => (n === undefined ? "-" : n.toFixed(digits))
+const int = (n: number | undefined) => (n === undefined ? "-" : Math.round(n).toLocaleString("en-US"))
+const mark = (ok: boolean | undefined) => (ok === undefined ? "" : ok ? "ok" : "MISSED")
+
+const table = (rows: ReadonlyArray<ReadonlyArray<string>>) => {
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? "").length)))
+  return rows.map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join("  ").trimEnd()).join("\n")
+}
+
+/** The printed table: one line per figure, its goal and whether it was met. */
+export const renderResults = (r: BenchResults): string => {
+  const rows: Array<Array<string>> = [["benchmark", "figure", "value", "goal", ""]]
+  if (r.budget) {
+    const b = r.budget
+    rows.push(["budget", `efficiency (floor ${f(b.floorSec, 1)} s / ${f(b.seconds, 1)} s)`, f(b.efficiency, 3), ">= 0.97", mark(b.efficiency >= 0.97)])
+    rows.push(["budget", "throttled answers", String(b.throttled), "0", mark(b.throttled === 0)])
+    rows.push(["budget", `reactive efficiency (${f(b.reactive.seconds, 1)} s)`, f(b.reactive.efficiency, 3), "", ""])
+    rows.push(["budget", "reactive throttled answers", String(b.reactive.throttled), "", ""])
+    rows.push(["budget", "speedup vs reactive", `${f(b.speedupVsReactive)}x`, ">= 1.3x", mark(b.speedupVsReactive >= 1.3)])
+    rows.push(["budget", `(${int(b.jobs)} jobs, bucket ${int(b.maxPoints)} pts, restore ${int(b.restoreRate)} pts/s, page ${b.pageCost} pts)`, "", "", ""])
+  }
+  if (r.landing) {
+    const l = r.landing
+    rows.push(["landing", `rows/s end to end (${int(l.jobs)} jobs, ${f(l.seconds, 1)} s)`, int(l.rowsPerSec), "", ""])
+    rows.push(["landing", `COPY rows/s (${f(l.copySeconds, 2)} s)`, int(l.copyRowsPerSec), "", ""])
+    rows.push(["landing", "ratio to COPY", f(l.copyRatio, 3), ">= 0.5", mark(l.copyRatio >= 0.5)])
+    rows.push(["landing", "connector CPU s per 10k rows", f(l.cpuSecPer10k, 2), "", ""])
+  }
+  if (r.memory) {
+    for (const m of r.memory.runs) {
+      rows.push(["memory", `peak RSS, ${int(m.jobs)} jobs (${f(m.seconds, 1)} s)`, `${f(m.peakRssMb, 1)} MB`, "< 200 MB", mark(m.peakRssMb < 200)])
+    }
+  }
+  for (const a of r.accounts ?? []) {
+    rows.push([
+      "accounts",
+      `${a.accounts} x ${int(a.jobsPerAccount)} jobs, concurrency ${a.concurrency} (${f(a.seconds, 1)} s)`,
+      `${int(a.rowsPerSec)} rows/s`,
+      `ceiling ${int(a.ceilingRowsPerSec)}`,
+      `ratio ${f(a.ratioToCeiling, 3)} (running ${f(a.ratioToRunningCeiling, 3)})`
+    ])
+  }
+  return `${table(rows)}\n\nmachine: ${r.machine}\ntaken at ${r.takenAt} in ${f(r.totalSeconds, 0)} s`
+}

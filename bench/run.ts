@@ -1,0 +1,33 @@
+/**
+ * `npm run bench [-- --quick] [-- --only budget,landing,memory,accounts] [-- --out file]`
+ * Prints a table and writes bench/results.json. See bench/README.md for the method.
+ */
+import { NodeRuntime } from "@effect/platform-node"
+import { Effect } from "effect"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import { type BenchOptions, defaultOptions, quickOptions, runBench, writeResults } from "./lib/bench.js"
+import { renderResults } from "./lib/report.js"
+
+const args = process.argv.slice(2)
+const flag = (name: string) => {
+  const i = args.indexOf(`--${name}`)
+  return i >= 0 ? args[i + 1] : undefined
+}
+const base: BenchOptions = args.includes("--quick") ? quickOptions : defaultOptions
+const only = flag("only")?.split(",")
+const options: BenchOptions = {
+  ...base,
+  ...(only ? { only: only as BenchOptions["only"] } : {}),
+  ...(flag("memory-jobs") ? { memoryJobs: flag("memory-jobs")!.split(",").map(Number) } : {})
+}
+const out = flag("out") ?? path.resolve(path.dirname(fileURLToPath(import.meta.url)), "results.json")
+
+NodeRuntime.runMain(
+  Effect.gen(function* () {
+    const results = yield* runBench(options, `npm run bench${args.length > 0 ? ` -- ${args.join(" ")}` : ""}`)
+    yield* writeResults(results, out)
+    process.stdout.write(`\n${renderResults(results)}\nwritten to ${out}\n`)
+  }),
+  { disableErrorReporting: false }
+)

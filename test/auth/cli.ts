@@ -1,0 +1,52 @@
+import { Deferred, Effect } from "effect"
+import { spawn } from "node:child_process"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+
+const bin = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../bin/account-sync.mjs")
+
+export interface CliResult {
+  readonly code: number | null
+  readonly stdout: string
+  readonly stderr: string
+}
+
+/**
+ * `node bin/account-sync.mjs ...args` as a child process with `env` added to a minimal environment; killed when
+ * the scope closes. `firstLine` is the first stdout line, `exit` the whole run.
+ */
+export const spawnCli = (args: ReadonlyArray<string>, env: Record<string, string>) =>
+  Effect.gen(function* () {
+    const firstLine = yield* Deferred.make<string, string>()
+    const exit = yield* Deferred.make<CliResult>()
+    const child = yield* Effect.acquireRelease(
+      Effect.sync(() =>
+        spawn(process.execPath, [bin, ...args], {
+          cwd: path.dirname(path.dirname(bin)),
+          env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", LOG_FORMAT: "json", LOG_LEVEL: "debug", ...env },
+          stdio: ["ignore", "pipe", "pipe"]
+        })
+      ),
+      (child) => Effect.sync(() => child.exitCode === null && child.kill("SIGKILL"))
+    )
+    let stdout = ""
+    let stderr = ""
+    child.stdout.on("data", (chunk: Buffer) => {
+      stdout += chunk.toString("utf8")
+      const newline = stdout.indexOf("\n")
+      if (newline >= 0) Deferred.unsafeDone(firstLine, Effect.succeed(stdout.slice(0, newline)))
+    })
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")))
+    child.on("close", (code) => {
+      Deferred.unsafeDone(firstLine, Effect.fail(`exited (${code}) before printing a line; stderr: ${stderr}`))
+      Deferred.unsafeDone(exit, Effect.succeed({ code, stdout, stderr }))
+    })
+    return {
+      firstLine: Deferred.await(firstLine).pipe(Effect.timeoutFail({ duration: "30 seconds", onTimeout: () => `no stdout line within 30s; stderr: ${stderr}` }), Effect.orDie),
+      exit: Deferred.await(exit).pipe(Effect.timeoutFail({ duration: "60 seconds", onTimeout: () => `no exit within 60s; stderr: ${stderr}` }), Effect.orDie)
+    }
+  })
+
+/** Runs a command to its end. */
+export const runCli = (args: ReadonlyArray<string>, env: Record<string, string>) =>
+  Effect.scoped(Effect.flatMap(spawnCli(args, env), (c) => c.exit))
