@@ -13,6 +13,8 @@ const timeout = Options.integer("timeout").pipe(
   Options.withDescription("Seconds to wait for the redirect (default 600: the authorization code lifetime)"),
   Options.withDefault(600)
 )
+const describe = (cause: unknown) => (cause instanceof Error ? cause.message : String(cause))
+
 const noPkce = Options.boolean("no-pkce").pipe(Options.withDescription("Leave PKCE out (only for apps that opted out of it)"))
 
 /**
@@ -53,7 +55,13 @@ export const connectOnce = (options: { readonly timeout: Duration.Duration; read
     const port = redirect.port ? Number(redirect.port) : redirect.protocol === "https:" ? 443 : 80
     const host = redirect.hostname.replace(/^\[|\]$/g, "")
     const router = HttpRouter.empty.pipe(HttpRouter.get(redirect.pathname as `/${string}`, handler))
-    yield* Layer.buildWithScope(serveRouter(router, { port, host }), yield* Effect.scope)
+    yield* Layer.buildWithScope(serveRouter(router, { port, host }), yield* Effect.scope).pipe(
+      Effect.catchTag("ServeError", (e) =>
+        Effect.fail(
+          new ExitWith({ code: ExitCodes.failure, message: `connect: cannot listen on ${host}:${port} (from SERVICE_REDIRECT_URI): ${describe(e.cause)}` })
+        )
+      )
+    )
     yield* Console.log(expected.url)
     yield* Console.error(`open the URL above in a browser; waiting for the redirect on ${redirect.origin}${redirect.pathname}`)
     const connection = yield* Deferred.await(done).pipe(

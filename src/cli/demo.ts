@@ -1,8 +1,26 @@
-import { Command } from "@effect/cli"
-import { Effect } from "effect"
-import { ExitWith } from "./ExitCode.js"
+import { Command, Options } from "@effect/cli"
+import { Config, Effect } from "effect"
+import { runDemo } from "../demo/Demo.js"
 
-// Placeholder until its issue lands: says so instead of pretending to work.
-export const demoCommand = Command.make("demo", {}, () =>
-  Effect.fail(new ExitWith({ code: 1, message: "account-sync demo: not implemented yet" }))
-).pipe(Command.withDescription("(not implemented yet)"))
+const dataDir = Options.text("data-dir").pipe(
+  Options.withDefault("./.data/demo"),
+  Options.withDescription("Where the embedded Postgres keeps the demo's data (ignored when DATABASE_URL is set).")
+)
+const jobs = Options.integer("jobs").pipe(Options.withDefault(3000), Options.withDescription("Jobs per emulated account."))
+
+export const demoCommand = Command.make("demo", { dataDir, jobs }, (options) =>
+  Effect.gen(function* () {
+    const databaseUrl = yield* Config.option(Config.redacted("DATABASE_URL"))
+    yield* runDemo({
+      dataDir: options.dataDir,
+      databaseUrl,
+      // never the production schema: the demo starts its own from scratch
+      schema: "account_sync_demo",
+      jobsPerAccount: options.jobs
+    })
+  })
+).pipe(
+  Command.withDescription(
+    "Run the whole job against an emulated service on embedded defaults: connect two accounts (OAuth), backfill, incremental sync, a disconnect, status."
+  )
+)

@@ -4,6 +4,7 @@ import { AuthLive } from "../auth/AuthLive.js"
 import { ServiceSettings } from "../auth/ServiceSettings.js"
 import { HttpServerConfig } from "../config.js"
 import { authServer } from "../http/Server.js"
+import { ExitCodes, ExitWith } from "./ExitCode.js"
 
 const port = Options.integer("port").pipe(Options.withDescription("Port to listen on (default: $PORT or 8080)"), Options.optional)
 const host = Options.text("host").pipe(Options.withDescription("Address to bind (default: $HOST or 0.0.0.0)"), Options.optional)
@@ -17,7 +18,16 @@ export const serveCommand = Command.make("serve", { port, host }, (options) =>
       host: Option.getOrElse(options.host, () => fromEnv.host),
       redirectPath: new URL(settings.redirectUri).pathname
     }
-    return yield* Layer.launch(authServer(listen))
+    return yield* Layer.launch(authServer(listen)).pipe(
+      Effect.catchTag("ServeError", (e) =>
+        Effect.fail(
+          new ExitWith({
+            code: ExitCodes.failure,
+            message: `serve: cannot listen on ${listen.host}:${listen.port}: ${e.cause instanceof Error ? e.cause.message : String(e.cause)}`
+          })
+        )
+      )
+    )
   }).pipe(Effect.provide(AuthLive))
 ).pipe(
   Command.withDescription(

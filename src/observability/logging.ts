@@ -2,7 +2,7 @@ import { Config, Effect, Layer, Logger, LogLevel, Option } from "effect"
 
 /**
  * Logs go to stderr: pretty on a terminal, JSON lines otherwise; `LOG_FORMAT` (pretty|json|logfmt) overrides,
- * `LOG_LEVEL` (trace|debug|info|warning|error|none) sets the minimum level.
+ * `LOG_LEVEL` (all|trace|debug|info|warn|error|fatal|none) sets the minimum level.
  */
 export const LoggingLive = Layer.unwrapEffect(
   Effect.gen(function* () {

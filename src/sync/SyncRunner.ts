@@ -140,22 +140,30 @@ export const makeSyncRunner = Effect.gen(function* () {
               const reachedOldRows = stopBefore !== undefined && updated.every((t) => t < stopBefore)
               const finishesPass = !page.hasNextPage || reachedOldRows
               const highWater = kind === "full" ? pageHighWater : passHighWater
-              const landed = yield* warehouse.landPage({
-                accountId,
-                stream,
-                kind,
-                nodes: page.nodes,
-                endCursor: page.endCursor,
-                finishesPass,
-                highWaterMark: highWater === undefined ? null : new Date(highWater).toISOString()
-              })
-              const c = yield* Ref.updateAndGet(counts, (c) => ({
-                ...c,
-                pages: c.pages + 1,
-                rows: c.rows + page.nodes.length,
-                rowsWritten: c.rowsWritten + landed.written,
-                rowsDeleted: c.rowsDeleted + landed.deleted
-              })).pipe(Effect.flatMap(withBudget))
+              // a committed page is counted even when the run is being interrupted, so the run's row tells the truth
+              const landedCounts = yield* warehouse
+                .landPage({
+                  accountId,
+                  stream,
+                  kind,
+                  nodes: page.nodes,
+                  endCursor: page.endCursor,
+                  finishesPass,
+                  highWaterMark: highWater === undefined ? null : new Date(highWater).toISOString()
+                })
+                .pipe(
+                  Effect.flatMap((landed) =>
+                    Ref.updateAndGet(counts, (c) => ({
+                      ...c,
+                      pages: c.pages + 1,
+                      rows: c.rows + page.nodes.length,
+                      rowsWritten: c.rowsWritten + landed.written,
+                      rowsDeleted: c.rowsDeleted + landed.deleted
+                    }))
+                  ),
+                  Effect.uninterruptible
+                )
+              const c = yield* withBudget(landedCounts)
               yield* runs.progress(runId, c)
               yield* progress.report({ accountId, stream: stream.name, kind, runId, counts: c, startedAtMs: now })
               return finishesPass

@@ -2,6 +2,7 @@ import { expect, layer } from "@effect/vitest"
 import { Effect, Layer, Option, Redacted } from "effect"
 import { Connections } from "../../src/auth/Connections.js"
 import { ServiceSettings } from "../../src/auth/ServiceSettings.js"
+import { connectionsTable } from "../../src/cli/status.js"
 import { TokenStore } from "../../src/auth/TokenStore.js"
 import { approveInBrowser } from "../support/browser.js"
 import { authLayerWith, freePort, settingsEnv, settingsFor } from "../support/connector.js"
@@ -130,12 +131,14 @@ layer(Stack, { excludeTestServices: true })("connect, status and disconnect comm
       expect(disconnect.code).toBe(0)
       expect(disconnect.stdout).toContain(`disconnected ${a!.accountId}`)
       expect(yield* emulator.admin.isRefreshTokenValid(emulator.app.clientId, Redacted.value(refreshBefore))).toBe(false)
-      const table = yield* runCli(["status"], env)
-      expect(table.stdout).toMatch(new RegExp(`${a!.accountId}\\s+${a!.name}\\s+disconnected`))
-      expect(table.stdout).toMatch(new RegExp(`${b!.accountId}\\s+${b!.name}\\s+active`))
+      // the table `status` prints without --json
+      const table = connectionsTable(yield* (yield* Connections).list())
+      expect(table.split("\n")[0]).toMatch(/^ACCOUNT\s+NAME\s+STATUS\s+REASON\s+TOKEN EXPIRES\s+LAST RUN$/)
+      expect(table).toMatch(new RegExp(`${a!.accountId}\\s+${a!.name}\\s+disconnected\\s+disconnect command`))
+      expect(table).toMatch(new RegExp(`${b!.accountId}\\s+${b!.name}\\s+active\\s+\\d{4}-`))
       expect(Option.isNone(yield* (yield* TokenStore).read(a!.accountId))).toBe(true)
 
-      yield* assertNoSecretsIn([status.stdout, status.stderr, disconnect.stdout, disconnect.stderr, table.stdout, table.stderr], leakable)
+      yield* assertNoSecretsIn([status.stdout, status.stderr, disconnect.stdout, disconnect.stderr], leakable)
     })
   )
 })

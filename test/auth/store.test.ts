@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
-import { Duration, Effect, Exit, Layer, Option, Redacted, TestClock } from "effect"
+import { Cause, Duration, Effect, Exit, Layer, Option, Redacted, TestClock } from "effect"
 import * as crypto from "node:crypto"
 import { Connections, ConnectionsLive } from "../../src/auth/Connections.js"
 import { PendingFlows, PendingFlowsLive } from "../../src/auth/PendingFlows.js"
@@ -8,7 +8,9 @@ import { decryptWith, encryptWith, TokenCipherLive } from "../../src/auth/TokenC
 import type { IssuedTokens } from "../../src/auth/TokenEndpoint.js"
 import { TokenStore, TokenStoreLive } from "../../src/auth/TokenStore.js"
 import { authorizationUrl, codeChallenge, newCodeVerifier } from "../../src/auth/Authorization.js"
+import { authLayerWith } from "../support/connector.js"
 import { TestDatabaseLive } from "../support/database.js"
+import { AccessTokens } from "../../src/auth/AccessTokens.js"
 import { offlineSettings, settingsLayer } from "./support.js"
 
 const settings = offlineSettings()
@@ -96,6 +98,15 @@ layer(Stack)("token store and connections (Postgres)", (it) => {
 
       const stored = yield* (yield* TokenStore).read("acc-enc")
       expect(Option.map(stored, (s) => Redacted.value(s.accessToken))).toEqual(Option.some("plain-access-AAAA"))
+
+      // a process configured with another key: a plain error naming the key, never a token
+      const wrongKeyStack = authLayerWith(offlineSettings({ encryptionKey: otherKey })).pipe(Layer.provide(Layer.succeed(SqlClient.SqlClient, sql)))
+      const exit = yield* Effect.exit(Effect.flatMap(AccessTokens, (t) => t.get("acc-enc")).pipe(Effect.provide(wrongKeyStack)))
+      const defect = Exit.isFailure(exit) ? Cause.dieOption(exit.cause) : Option.none()
+      expect(Option.map(defect, (d) => (d as { _tag: string })._tag)).toEqual(Option.some("TokenKeyMismatch"))
+      expect(Option.map(defect, (d) => (d as Error).message)).toEqual(
+        Option.some("cannot decrypt the access token of account acc-enc: TOKEN_ENCRYPTION_KEY does not match the key the tokens were stored with")
+      )
     })
   )
 

@@ -13,7 +13,7 @@ const start = (args: ReadonlyArray<string>, accounts: number) =>
       const child = spawn(process.execPath, [bin, "emulator", ...args], { env: { ...process.env, LOG_FORMAT: "json" }, stdio: ["ignore", "pipe", "pipe"] })
       let out = ""
       let err = ""
-      const timer = setTimeout(() => resume(Effect.fail(new Error(`emulator did not start within 30 s: ${out}${err}`))), 30_000)
+      const timer = setTimeout(() => resume(Effect.fail(new Error(`emulator did not start within 60 s: ${out}${err}`))), 60_000)
       child.stdout!.on("data", (c: Buffer) => {
         out += c.toString()
         if (out.includes(`account ${accounts}:`)) {
@@ -74,7 +74,8 @@ describe("account-sync emulator (CLI)", () => {
         child.kill("SIGTERM")
       })
       expect(exit).toBe(143)
-    })
+    }),
+    120_000
   )
 
   it.scopedLive("with no options it serves defaults that are printed (client id, default secret, redirect URI)", () =>
@@ -82,6 +83,7 @@ describe("account-sync emulator (CLI)", () => {
       const { stdout } = yield* start(["--port", "0"], 1)
       expect(stdout()).toContain("client id emulator-client, client secret emulator-secret (default), redirect URI http://127.0.0.1:8080/oauth/callback")
       expect(stdout()).toContain("admin API: off")
-    })
+    }),
+    120_000
   )
 })

@@ -139,8 +139,8 @@ export const listen = (onBody: (body: string, headers: http_.IncomingHttpHeaders
     })
   ).pipe(Effect.map((server) => `http://127.0.0.1:${(server.address() as { port: number }).port}/webhooks`))
 
-/** Polls `check` every 20 ms for up to 5 s (webhooks are delivered in the background). */
-export const waitFor = (check: () => boolean, timeoutMs = 5000) =>
+/** Polls `check` every 20 ms for up to 10 s (webhooks are delivered in the background). */
+export const waitFor = (check: () => boolean, timeoutMs = 10_000) =>
   Effect.gen(function* () {
     const start = Date.now()
     while (!check()) {
@@ -149,8 +149,8 @@ export const waitFor = (check: () => boolean, timeoutMs = 5000) =>
     }
   })
 
-/** Polls an effectful `check` every 20 ms for up to 5 s. */
-export const waitUntil = <E>(check: Effect.Effect<boolean, E>, timeoutMs = 5000) =>
+/** Polls an effectful `check` every 20 ms for up to 10 s. */
+export const waitUntil = <E>(check: Effect.Effect<boolean, E>, timeoutMs = 10_000) =>
   Effect.gen(function* () {
     const start = Date.now()
     while (!(yield* check)) {

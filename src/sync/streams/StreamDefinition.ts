@@ -17,6 +17,10 @@ export type IncrementalStrategy =
   /**
    * The connection sorts newest-updated first but cannot filter by update time (jobs): page from the top and stop
    * at the first page whose rows are all older than the high-water mark minus the overlap.
+   * What it cannot see, repaired by the next full pass (SYNC_FULL_PASS_EVERY, default daily): deletions; and a row
+   * whose updatedAt is older than high-water mark minus overlap when it becomes visible (service clock skew or
+   * backdated updates beyond the overlap). A row edited while the pass pages moves to the top, behind the pass, and
+   * is picked up by the next incremental pass (its updatedAt is newer than the mark).
    */
   | { readonly _tag: "NewestFirst"; readonly variables: Readonly<Record<string, unknown>> }
   /** No incremental access: every pass is a full pass. */
