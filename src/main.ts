@@ -10,6 +10,7 @@ import { disconnectCommand } from "./cli/disconnect.js"
 import { emulatorCommand } from "./cli/emulator.js"
 import { ExitCodes, ExitWith } from "./cli/ExitCode.js"
 import { migrateCommand } from "./cli/migrate.js"
+import { queryCommand } from "./cli/query.js"
 import { serveCommand } from "./cli/serve.js"
 import { statusCommand } from "./cli/status.js"
 import { syncCommand } from "./cli/sync.js"
@@ -28,6 +29,7 @@ const root = Command.make("account-sync").pipe(
     statusCommand,
     disconnectCommand,
     migrateCommand,
+    queryCommand,
     emulatorCommand,
     demoCommand
   ])
@@ -38,6 +40,15 @@ const cli = Command.run(root, { name: "account-sync", version: "0.1.0" })
 let signal: "SIGINT" | "SIGTERM" | undefined
 process.once("SIGINT", () => (signal ??= "SIGINT"))
 process.once("SIGTERM", () => (signal ??= "SIGTERM"))
+
+/** One line for an expected failure: its message (for a database error, also what the database said). */
+const describeFailure = (error: unknown): string => {
+  if (typeof error !== "object" || error === null) return String(error)
+  const { _tag, message, cause } = error as { _tag?: string; message?: string; cause?: unknown }
+  const causeText = cause instanceof Error ? cause.message : undefined
+  if (_tag === "SqlError") return `database error: ${message ?? ""}${causeText ? `: ${causeText}` : ""}`
+  return message && message.length > 0 ? message : (_tag ?? String(error))
+}
 
 /** Turns how the program ended into an exit code, printing one clear line for expected failures. */
 const exitCodeOf = (exit: Exit.Exit<unknown, unknown>): number => {
@@ -55,6 +66,8 @@ const exitCodeOf = (exit: Exit.Exit<unknown, unknown>): number => {
       return ExitCodes.usage
     }
     if (ValidationError.isValidationError(error)) return ExitCodes.usage
+    process.stderr.write(`account-sync: ${describeFailure(error)}\n`)
+    return ExitCodes.failure
   }
   process.stderr.write(`account-sync: ${Cause.pretty(exit.cause)}\n`)
   return ExitCodes.failure

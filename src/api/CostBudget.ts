@@ -1,5 +1,6 @@
 import type { DocumentNode } from "graphql"
-import { Clock, Context, Duration, Effect, Layer, Ref } from "effect"
+import { Clock, Context, Duration, Effect, Layer, Metric, Ref } from "effect"
+import * as Metrics from "../observability/metrics.js"
 import { estimateQueryCost } from "./costEstimate.js"
 import { operationName } from "./documents.js"
 import type { QueryCost } from "./errors.js"
@@ -117,6 +118,7 @@ export const makeCostBudget = Effect.gen(function* () {
         return [wait, new Map(m).set(accountId, next)] as const
       })
       if (waitMs > 0) {
+        yield* Metric.incrementBy(Metrics.forAccount(Metrics.throttleWaitSeconds, accountId), waitMs / 1000)
         yield* Effect.annotateLogs(Effect.logDebug(`waiting ${waitMs} ms for ${cost} query points`), { accountId })
         yield* Effect.sleep(Duration.millis(waitMs))
       }
@@ -145,7 +147,7 @@ export const makeCostBudget = Effect.gen(function* () {
         const next = mirror(learn(s, document, variables, cost), cost, now)
         return { ...next, stats: { ...next.stats, pointsUsed: next.stats.pointsUsed + cost.actualQueryCost } }
       })
-    )
+    ).pipe(Effect.zipLeft(Metric.incrementBy(Metrics.forAccount(Metrics.queryCostPoints, accountId), cost.actualQueryCost)))
 
   const throttled: CostBudgetShape["throttled"] = (accountId, document, variables, cost) =>
     Effect.flatMap(Clock.currentTimeMillis, (now) =>
@@ -153,7 +155,7 @@ export const makeCostBudget = Effect.gen(function* () {
         const counted = { ...s, stats: { ...s.stats, throttled: s.stats.throttled + 1 } }
         return cost ? mirror(learn(counted, document, variables, cost), cost, now) : counted
       })
-    )
+    ).pipe(Effect.zipLeft(Metric.increment(Metrics.forAccount(Metrics.throttledAnswers, accountId))))
 
   const stats: CostBudgetShape["stats"] = (accountId) => Effect.map(read(accountId), (s) => s.stats)
 

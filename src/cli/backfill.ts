@@ -1,4 +1,5 @@
 import { Command, Options } from "@effect/cli"
+import { withMetricsFile } from "../observability/prometheus.js"
 import { Effect } from "effect"
 import { SyncAppLive } from "../sync/SyncLive.js"
 import { SyncRunner } from "../sync/SyncRunner.js"
@@ -13,7 +14,7 @@ export const backfillCommand = Command.make("backfill", { accounts, restart }, (
     const runner = yield* SyncRunner
     const reports = yield* runner.run({ mode: "backfill", accounts: args.accounts, restart: args.restart })
     yield* reportAndExit(reports)
-  }).pipe(Effect.provide(SyncAppLive))
+  }).pipe(Effect.provide(SyncAppLive), withMetricsFile)
 ).pipe(
   Command.withDescription(
     "Full pass of every stream for every active connection, resuming from the checkpoint; --restart starts over. Rows gone from the service are marked deleted at the end."

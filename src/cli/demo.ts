@@ -1,6 +1,7 @@
 import { Command, Options } from "@effect/cli"
 import { Config, Effect } from "effect"
 import { runDemo } from "../demo/Demo.js"
+import { ExitCodes, ExitWith } from "./ExitCode.js"
 
 const dataDir = Options.text("data-dir").pipe(
   Options.withDefault("./.data/demo"),
@@ -11,13 +12,16 @@ const jobs = Options.integer("jobs").pipe(Options.withDefault(3000), Options.wit
 export const demoCommand = Command.make("demo", { dataDir, jobs }, (options) =>
   Effect.gen(function* () {
     const databaseUrl = yield* Config.option(Config.redacted("DATABASE_URL"))
-    yield* runDemo({
+    const result = yield* runDemo({
       dataDir: options.dataDir,
       databaseUrl,
       // never the production schema: the demo starts its own from scratch
       schema: "account_sync_demo",
       jobsPerAccount: options.jobs
     })
+    if (!result.accounts.every((a) => a.matches)) {
+      return yield* new ExitWith({ code: ExitCodes.failure, message: "demo: the warehouse does not match the service (see above)" })
+    }
   })
 ).pipe(
   Command.withDescription(

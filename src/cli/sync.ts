@@ -1,4 +1,5 @@
 import { Command, Options } from "@effect/cli"
+import { withMetricsFile } from "../observability/prometheus.js"
 import { Effect, Option } from "effect"
 import { SyncAppLive } from "../sync/SyncLive.js"
 import { SyncRunner } from "../sync/SyncRunner.js"
@@ -27,7 +28,7 @@ export const syncCommand = Command.make("sync", { accounts, streams, concurrency
       ...(Option.isSome(args.concurrency) ? { concurrency: args.concurrency.value } : {})
     })
     yield* reportAndExit(reports)
-  }).pipe(Effect.provide(SyncAppLive))
+  }).pipe(Effect.provide(SyncAppLive), withMetricsFile)
 ).pipe(
   Command.withDescription(
     "Sync every active connection: an incremental pass per stream, or a full pass when one is due or in progress. Exit 0 all synced, 3 some accounts need reconnecting, 1 a failure."

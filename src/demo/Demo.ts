@@ -113,7 +113,7 @@ export const runDemo = (options: DemoOptions) =>
     )
     const services = Layer.provideMerge(engine, database)
 
-    yield* Effect.gen(function* () {
+    return yield* Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
       if (!usingEmbedded) yield* sql.unsafe(`DROP SCHEMA IF EXISTS ${options.schema} CASCADE; CREATE SCHEMA ${options.schema}`)
       yield* runMigrations
@@ -178,13 +178,32 @@ export const runDemo = (options: DemoOptions) =>
         SELECT account_id, job_number, title, job_status, updated_at FROM jobs
         WHERE deleted_at IS NULL ORDER BY updated_at DESC, job_number LIMIT 5`
       for (const r of sample) {
-        yield* Console.log(`${r.account_id}  #${r.job_number}  ${r.job_status.padEnd(14)} ${r.updated_at.toISOString()}  ${r.title ?? ""}`)
+        yield* Console.log(`${r.account_id}  #${r.job_number}  ${r.job_status.padEnd(18)} ${r.updated_at.toISOString()}  ${r.title ?? ""}`)
       }
+      yield* step("check: the warehouse holds exactly what the service holds")
+      const checks = yield* Effect.forEach(accounts, (account) =>
+        Effect.gen(function* () {
+          const service = yield* admin.listJobs(account.accountId)
+          const warehouse = yield* sql<{ id: string; title: string | null; updated_at: Date }>`
+            SELECT id, title, updated_at FROM jobs WHERE account_id = ${account.accountId} AND deleted_at IS NULL`
+          const landed = new Map(warehouse.map((r) => [r.id, r]))
+          const matches =
+            landed.size === service.length &&
+            service.every((job) => {
+              const row = landed.get(job.id)
+              return row !== undefined && row.title === job.title && row.updated_at.getTime() === Date.parse(job.updatedAt)
+            })
+          const status = Option.match(yield* connections.get(account.accountId), { onNone: () => "none", onSome: (c) => c.status })
+          yield* Console.log(`${account.name}: ${matches ? "exact" : "MISMATCH"} (${service.length} jobs in the service, ${landed.size} live in the warehouse; connection ${status})`)
+          return { accountId: account.accountId, name: account.name, status, serviceJobs: service.length, warehouseJobs: landed.size, matches }
+        })
+      )
       yield* Console.log(
         usingEmbedded
           ? `\nThe data stays in ${path.resolve(options.dataDir)}. Look at it again with:\n` +
               `  DATA_DIR=${options.dataDir} DB_SCHEMA=${options.schema} npx account-sync query "SELECT job_number, title FROM jobs LIMIT 5"`
           : `\nThe data is in schema ${options.schema} of DATABASE_URL.`
       )
+      return { accounts: checks }
     }).pipe(Effect.provide(services), Effect.scoped)
   }).pipe(Effect.scoped)

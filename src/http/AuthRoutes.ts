@@ -1,6 +1,6 @@
-import { HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
 import { DisconnectEvents, signatureHeader } from "../auth/DisconnectEvents.js"
 import type { AuthorizationError } from "../auth/errors.js"
 import { callbackParams, OAuthFlow } from "../auth/OAuthFlow.js"
@@ -60,7 +60,8 @@ const callback = Effect.gen(function* () {
 const webhooks = Effect.gen(function* () {
   const request = yield* HttpServerRequest.HttpServerRequest
   const events = yield* DisconnectEvents
-  const body = yield* request.arrayBuffer
+  // an event is a few hundred bytes: refuse anything large before reading it
+  const body = yield* HttpIncomingMessage.withMaxBodySize(request.arrayBuffer, Option.some(64 * 1024))
   const header = request.headers[signatureHeader]
   const outcome = yield* events.receive(new Uint8Array(body), header)
   return yield* HttpServerResponse.json({ ok: true, outcome: outcome._tag })

@@ -1,4 +1,4 @@
-import { Effect, Metric, MetricKeyType, MetricState } from "effect"
+import { Config, Effect, Metric, MetricKeyType, MetricState, Option } from "effect"
 import type { MetricPair } from "effect"
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
@@ -63,4 +63,18 @@ export const writeMetricsFile = (file: string) =>
       await fs.writeFile(tmp, text, "utf8")
       await fs.rename(tmp, file)
     })
+  )
+
+/** Runs `effect`, then (however it ended) writes the metrics to METRICS_FILE when that is set: for cron runs. */
+export const withMetricsFile = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.flatMap(Config.option(Config.string("METRICS_FILE")).pipe(Effect.orDie), (file) =>
+    Option.isNone(file)
+      ? effect
+      : effect.pipe(
+          Effect.ensuring(
+            writeMetricsFile(file.value).pipe(
+              Effect.catchAllDefect((e) => Effect.logWarning(`could not write METRICS_FILE ${file.value}: ${String(e)}`))
+            )
+          )
+        )
   )

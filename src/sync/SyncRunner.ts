@@ -1,6 +1,7 @@
 import { SqlClient, type SqlError } from "@effect/sql"
-import { Cause, Clock, Context, Duration, Effect, Exit, Layer, Option, Ref, Schema, Stream } from "effect"
+import { Cause, Clock, Context, Duration, Effect, Exit, Layer, Metric, Option, Ref, Schema, Stream } from "effect"
 import { CostBudget } from "../api/CostBudget.js"
+import * as Metrics from "../observability/metrics.js"
 import { AccountQuery } from "../api/documents.js"
 import { ServiceClient } from "../api/ServiceClient.js"
 import { Connections } from "../auth/Connections.js"
@@ -152,6 +153,13 @@ export const makeSyncRunner = Effect.gen(function* () {
                   highWaterMark: highWater === undefined ? null : new Date(highWater).toISOString()
                 })
                 .pipe(
+                  Effect.tap((landed) =>
+                    Effect.all([
+                      Metric.increment(Metrics.forAccount(Metrics.pagesCommitted, accountId)),
+                      Metric.incrementBy(Metrics.forAccount(Metrics.rowsUpserted, accountId), landed.written)
+                    ])
+                  ),
+                  Effect.withSpan("sync.page", { attributes: { accountId, stream: stream.name, rows: page.nodes.length } }),
                   Effect.flatMap((landed) =>
                     Ref.updateAndGet(counts, (c) => ({
                       ...c,
@@ -188,6 +196,7 @@ export const makeSyncRunner = Effect.gen(function* () {
                   : "failed"
             const error = Exit.isFailure(exit) && outcome !== "interrupted" ? errorMessage(exit.cause) : undefined
             yield* runs.finish(runId, outcome, c, error).pipe(Effect.ignore)
+            yield* Metric.increment(Metric.tagged(Metrics.forAccount(Metrics.runsFinished, accountId), "outcome", outcome))
             yield* progress.report({ accountId, stream: stream.name, kind, runId, counts: c, startedAtMs: now, done: outcome })
           })
         ),
@@ -202,7 +211,7 @@ export const makeSyncRunner = Effect.gen(function* () {
         ...(Exit.isFailure(exit) ? { error: errorMessage(exit.cause) } : {})
       }
       return { report, exit }
-    }).pipe(Effect.annotateLogs({ stream: stream.name }))
+    }).pipe(Effect.annotateLogs({ stream: stream.name }), Effect.withSpan("sync.stream", { attributes: { accountId, stream: stream.name } }))
 
   const runAccount = (
     account: { readonly accountId: string; readonly accountName: string },
@@ -258,7 +267,12 @@ export const makeSyncRunner = Effect.gen(function* () {
         }
       }
       return { accountId, accountName, outcome: "synced", streams: reports } satisfies AccountReport
-    }).pipe(Effect.scoped, Effect.provide(context), Effect.annotateLogs({ accountId: account.accountId }))
+    }).pipe(
+      Effect.scoped,
+      Effect.provide(context),
+      Effect.annotateLogs({ accountId: account.accountId }),
+      Effect.withSpan("sync.account", { attributes: { accountId: account.accountId } })
+    )
 
   const selectAccounts = (request: RunRequest) =>
     Effect.gen(function* () {
@@ -293,7 +307,7 @@ export const makeSyncRunner = Effect.gen(function* () {
         concurrency: request.concurrency ?? settings.concurrency
       })
       return [...reports, ...notActive].sort((a, b) => a.accountId.localeCompare(b.accountId))
-    })
+    }).pipe(Effect.withSpan("sync.run", { attributes: { mode: request.mode } }))
 
   return SyncRunner.of({ run })
 })

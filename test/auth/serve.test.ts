@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
-import { Context, Duration, Effect, Layer, Option, Redacted, Schedule } from "effect"
+import { Context, Duration, Effect, Exit, Layer, Option, Redacted, Schedule } from "effect"
 import * as crypto from "node:crypto"
 import { Connections } from "../../src/auth/Connections.js"
 import { ServiceSettings } from "../../src/auth/ServiceSettings.js"
@@ -205,6 +205,10 @@ layer(Stack, { excludeTestServices: true })("serve: /oauth/start, /oauth/callbac
       expect((yield* post(body, sign(body + " ", Redacted.value(settings.clientSecret)))).status).toBe(401)
       const malformed = '{"data":{"webHookEvent":null}}'
       expect((yield* post(malformed, sign(malformed, Redacted.value(settings.clientSecret)))).status).toBe(400)
+      const huge = "x".repeat(200_000)
+      // refused before it is read: a 400, or the connection is closed while the client still sends
+      const oversized = yield* Effect.exit(post(huge, sign(huge, Redacted.value(settings.clientSecret))))
+      expect(Exit.match(oversized, { onFailure: () => 400, onSuccess: (r) => r.status })).toBe(400)
       expect(yield* statusOf(acc.accountId)).toEqual(Option.some("active"))
       // and the genuine one is applied
       const ok = yield* post(body, sign(body, Redacted.value(settings.clientSecret)))

@@ -3,7 +3,7 @@ import { Effect } from "effect"
 import { runChaos } from "../../bench/lib/chaos.js"
 import { quickChaos } from "../../bench/lib/chaosQuick.js"
 
-// The chaos run reduced: 2 accounts x 1,500 jobs, the connector child SIGKILLed 3 times, its Postgres sessions
+// The chaos run reduced: 2 accounts x 2,500 jobs, the connector child SIGKILLed 3 times, its Postgres sessions
 // terminated, one account revoked by a sandbox session and reconnected, 5xx/drops/truncation/latency throughout.
 describe("npm run chaos (reduced)", () => {
   it.live(
