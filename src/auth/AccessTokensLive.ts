@@ -1,5 +1,6 @@
 import { SqlClient } from "@effect/sql"
-import { Clock, Deferred, Duration, Effect, FiberId, Layer, Option, Redacted } from "effect"
+import { Clock, Deferred, Duration, Effect, FiberId, Layer, Metric, Option, Redacted } from "effect"
+import * as Metrics from "../observability/metrics.js"
 import { AccessTokens } from "./AccessTokens.js"
 import { type AccessTokenError, NotConnected, TokenRefused } from "./errors.js"
 import { ServiceSettings } from "./ServiceSettings.js"
@@ -90,6 +91,7 @@ export const AccessTokensLive = Layer.effect(
           )
           if ("_tag" in issued) return issued
           const written = yield* store.write(accountId, issued, "refresh")
+          yield* Metric.increment(Metrics.forAccount(Metrics.tokenRefreshes, accountId))
           yield* Effect.logInfo(`refreshed the access token (valid until ${written.expiresAt.toISOString()})`)
           return written.accessToken
         })
@@ -99,6 +101,9 @@ export const AccessTokensLive = Layer.effect(
           Redacted.isRedacted(result) ? Effect.succeed(result) : Effect.fail(new TokenRefused({ accountId, reason: result.reason }))
         ),
         Effect.catchTags({ SqlError: Effect.die, TokenKeyMismatch: Effect.die }),
+        Effect.tapError((e) =>
+          e._tag === "NotConnected" ? Effect.void : Metric.increment(Metrics.forAccount(Metrics.tokenRefreshFailures, accountId))
+        ),
         Effect.tapError((e) => (e._tag === "ClientMisconfigured" || e._tag === "TokenEndpointUnavailable" ? Effect.logError(e.message) : Effect.void)),
         Effect.annotateLogs({ accountId }),
         Effect.withSpan("AccessTokens.refresh", { attributes: { accountId } })

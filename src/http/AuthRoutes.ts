@@ -5,6 +5,8 @@ import { DisconnectEvents, signatureHeader } from "../auth/DisconnectEvents.js"
 import type { AuthorizationError } from "../auth/errors.js"
 import { callbackParams, OAuthFlow } from "../auth/OAuthFlow.js"
 import { page } from "./Pages.js"
+import { sqlFileLoader } from "../db/Migrations.js"
+import { prometheusText } from "../observability/prometheus.js"
 
 const requestUrl = (request: HttpServerRequest.HttpServerRequest) => new URL(request.url, "http://localhost")
 
@@ -74,24 +76,38 @@ const webhooks = Effect.gen(function* () {
   Effect.catchAll(() => HttpServerResponse.json({ ok: false, error: "not stored; retry later" }, { status: 500 }))
 )
 
+/** Ready: the database answers and holds every migration this build ships. */
 const readyz = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
-  yield* sql`SELECT 1`
-  return HttpServerResponse.text("ready\n")
+  const shipped = yield* Effect.map(sqlFileLoader(), (files) => Math.max(0, ...files.map(([id]) => id)))
+  const [row] = yield* sql<{ latest: number | null }>`SELECT max(migration_id) AS latest FROM schema_migrations`
+  const latest = row?.latest ?? 0
+  return latest >= shipped
+    ? HttpServerResponse.text("ready\n")
+    : HttpServerResponse.text(`migrations pending: database at ${latest}, this build ships ${shipped}\n`, { status: 503 })
 }).pipe(
   Effect.timeout("2 seconds"),
-  Effect.catchAll((e) => Effect.logWarning("not ready: database unreachable", e).pipe(Effect.as(HttpServerResponse.text("database unreachable\n", { status: 503 }))))
+  Effect.catchAll((e) =>
+    Effect.logWarning("not ready: database unreachable", e).pipe(
+      Effect.as(HttpServerResponse.text("database unreachable\n", { status: 503 }))
+    )
+  )
+)
+
+const metrics = Effect.map(prometheusText, (text) =>
+  HttpServerResponse.text(text, { contentType: "text/plain; version=0.0.4; charset=utf-8" })
 )
 
 /** The path the service redirects to: the callback route for a redirect URI whose path is not /oauth/callback. */
 export const callbackPath = "/oauth/callback"
 
 /**
- * serve's routes. Extend it with `HttpRouter.concat` or more `HttpRouter.get(...)` (e.g. /metrics) before serving.
+ * serve's routes: connecting accounts, the disconnect webhook, probes and Prometheus metrics.
  */
 export const authRouter = HttpRouter.empty.pipe(
   HttpRouter.get("/healthz", HttpServerResponse.text("ok\n")),
   HttpRouter.get("/readyz", readyz),
+  HttpRouter.get("/metrics", metrics),
   HttpRouter.get("/oauth/start", start),
   HttpRouter.get(callbackPath, callback),
   HttpRouter.post("/webhooks", webhooks)
