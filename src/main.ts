@@ -3,37 +3,12 @@ import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import { Cause, ConfigError, Effect, Exit, Layer, Option } from "effect"
 import { config as loadDotenv } from "dotenv"
 import { formatConfigError } from "./config.js"
-import { backfillCommand } from "./cli/backfill.js"
-import { connectCommand } from "./cli/connect.js"
-import { demoCommand } from "./cli/demo.js"
-import { disconnectCommand } from "./cli/disconnect.js"
-import { emulatorCommand } from "./cli/emulator.js"
 import { ExitCodes, ExitWith } from "./cli/ExitCode.js"
-import { migrateCommand } from "./cli/migrate.js"
-import { queryCommand } from "./cli/query.js"
-import { serveCommand } from "./cli/serve.js"
-import { statusCommand } from "./cli/status.js"
-import { syncCommand } from "./cli/sync.js"
 import { LoggingLive } from "./observability/logging.js"
 import { TracingLive } from "./observability/tracing.js"
+import { root } from "./cli/root.js"
 
 loadDotenv({ quiet: true })
-
-const root = Command.make("account-sync").pipe(
-  Command.withDescription("Sync OAuth-connected service accounts into Postgres."),
-  Command.withSubcommands([
-    connectCommand,
-    serveCommand,
-    syncCommand,
-    backfillCommand,
-    statusCommand,
-    disconnectCommand,
-    migrateCommand,
-    queryCommand,
-    emulatorCommand,
-    demoCommand
-  ])
-)
 
 const cli = Command.run(root, { name: "account-sync", version: "0.1.0" })
 

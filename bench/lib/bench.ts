@@ -12,7 +12,7 @@ export type BenchName = "budget" | "landing" | "memory" | "accounts"
 export interface BenchOptions {
   readonly only: ReadonlyArray<BenchName>
   readonly budgetJobs: number
-  /** The budget run's floor in seconds; default: 30 s, or twice the unthrottled time of the same jobs when longer. */
+  /** The budget run's floor in seconds; default: 30 s, or 1.5 x the unthrottled time of the same jobs when longer. */
   readonly floorSec?: number
   readonly landingJobs: number
   readonly memoryJobs: ReadonlyArray<number>
@@ -68,7 +68,7 @@ export const runBench = (options: BenchOptions, command: string) =>
       }
       if (wants("budget")) {
         const unthrottledSec = results.landing ? options.budgetJobs / results.landing.rowsPerSec : 0
-        const floorSec = options.floorSec ?? Math.max(30, Math.ceil(2 * unthrottledSec))
+        const floorSec = options.floorSec ?? Math.max(30, Math.ceil(1.5 * unthrottledSec))
         yield* say(`budget: ${options.budgetJobs} jobs, floor ${floorSec} s; ours, then the reactive baseline`)
         const budget = yield* budgetBench(emulator, { jobs: options.budgetJobs, floorSec })
         results = { ...results, budget: { ...budget, goal: { efficiency: 0.97, throttled: 0, speedupVsReactive: 1.3 } } }

@@ -11,6 +11,7 @@ import { JobsPageQuery } from "../../src/api/documents.js"
 import type { Limits } from "../../src/emulator/EmulatorAdmin.js"
 import { jobsStream } from "../../src/sync/streams/jobs.js"
 import { SyncRunner } from "../../src/sync/SyncRunner.js"
+import { analyzeWhileRunning } from "./analyzer.js"
 import { CostMeter, meteredCostBudget, reactiveCostBudget } from "./budgets.js"
 import { childEnv, connectAccount, connectorLayer, settingsFor } from "./connector.js"
 import { benchDatabaseUrl, freshSchemaName } from "./database.js"
@@ -71,11 +72,14 @@ const inConnector = <A, E>(
   emulator: EmulatorProcess,
   options: { readonly budget?: Layer.Layer<CostBudget>; readonly concurrency?: number },
   body: Effect.Effect<A, E, Layer.Layer.Success<ReturnType<typeof connectorLayer>>>
-) =>
-  body.pipe(
-    Effect.provide(connectorLayer({ settings: settingsFor(emulator), schema: freshSchemaName("bench"), ...options })),
+) => {
+  const schema = freshSchemaName("bench")
+  return Effect.zipRight(analyzeWhileRunning(schema), body).pipe(
+    Effect.scoped,
+    Effect.provide(connectorLayer({ settings: settingsFor(emulator), schema, ...options })),
     Effect.mapError((e) => (e instanceof BenchError ? e : new BenchError({ step: "connector", reason: String((e as { message?: string })?.message ?? e) })))
   )
+}
 
 // ---------------------------------------------------------------------------------------------------------------
 // 2. Landing: unthrottled backfill rows/s vs COPY of the same rows into an identical table
@@ -197,8 +201,8 @@ const budgetSide = (emulator: EmulatorProcess, jobs: number, limits: Required<Pi
   })
 
 /**
- * `restoreRate` makes the bucket bind: the floor is `floorSec` (default: 30 s, or twice the unthrottled landing
- * time when that is longer, so that the engine is never what limits the run).
+ * `restoreRate` makes the bucket bind: the floor is `floorSec` (chosen by the caller: 30 s, or 1.5 x the unthrottled
+ * landing time when that is longer, so that the bucket, not the engine, is what limits the run).
  */
 export const budgetBench = (emulator: EmulatorProcess, options: { readonly jobs: number; readonly maxPoints?: number; readonly floorSec: number }) =>
   Effect.gen(function* () {
@@ -227,6 +231,7 @@ export const memoryRun = (emulator: EmulatorProcess, jobs: number) =>
     const settings = settingsFor(emulator)
     const schema = freshSchemaName("benchmem")
     return yield* Effect.gen(function* () {
+      yield* analyzeWhileRunning(schema)
       yield* connectAccount(accountId)
       const result = yield* runConnectorChild(["backfill", "--account", accountId], childEnv(settings, benchDatabaseUrl(), schema), { measureRss: true })
       if (result.code !== 0) {
@@ -238,6 +243,7 @@ export const memoryRun = (emulator: EmulatorProcess, jobs: number) =>
       if (result.peakRssMb === undefined) return yield* new BenchError({ step: "memory", reason: "/usr/bin/time -v gave no maximum resident set size" })
       return { jobs, peakRssMb: result.peakRssMb, seconds: result.wallMs / 1000 } satisfies MemoryRun
     }).pipe(
+      Effect.scoped,
       Effect.provide(connectorLayer({ settings, schema })),
       Effect.mapError((e) => (e instanceof BenchError ? e : new BenchError({ step: "memory", reason: String((e as { message?: string })?.message ?? e) })))
     )

@@ -7,6 +7,7 @@ import * as path from "node:path"
 import { Connections } from "../../src/auth/Connections.js"
 import { TokenStore } from "../../src/auth/TokenStore.js"
 import type { Faults } from "../../src/emulator/EmulatorAdmin.js"
+import { analyzeWhileRunning } from "./analyzer.js"
 import { terminateBackendsOf } from "./backends.js"
 import { uniqueAccountId } from "./benchmarks.js"
 import { type AccountComparison, compareAccount } from "./compare.js"
@@ -109,6 +110,7 @@ export const runChaos = (options: ChaosOptions) =>
       yield* say(`seed ${options.seed}; emulator ${emulator.baseUrl} (pid ${emulator.pid}); schema ${schema}`)
 
       return yield* Effect.gen(function* () {
+        yield* analyzeWhileRunning(schema)
         const accountIds: Array<string> = []
         for (let i = 0; i < options.accounts; i++) {
           const a = yield* admin.createAccount({ accountId: uniqueAccountId(), jobs: options.jobs, seed: options.seed * 100 + i })
@@ -384,6 +386,7 @@ export const runChaos = (options: ChaosOptions) =>
           ok: checks.every((c) => c.ok)
         } satisfies ChaosReport
       }).pipe(
+        Effect.scoped,
         Effect.provide(connectorLayer({ settings, schema, keepSchema: options.keepSchema })),
         Effect.mapError((e) => (e instanceof BenchError ? e : new BenchError({ step: "chaos", reason: String((e as { message?: string })?.message ?? e) })))
       )

@@ -1,55 +1,12 @@
-import { HttpClient, HttpClientRequest } from "@effect/platform"
-import { type DocumentNode, print } from "graphql"
-import { Context, Duration, Effect, Layer, ParseResult, Random, Redacted, Schedule, Schema } from "effect"
+import type { DocumentNode } from "graphql"
+import { Context, Effect, Layer, type Redacted, Schedule } from "effect"
 import { AccessTokens } from "../auth/AccessTokens.js"
 import type { AccessTokenError } from "../auth/errors.js"
-import { ServiceSettings } from "../auth/ServiceSettings.js"
 import { CostBudget } from "./CostBudget.js"
-import { operationName } from "./documents.js"
-import {
-  GraphqlTokenInvalid,
-  MutationUserErrors,
-  PermissionDenied,
-  QueryFailed,
-  type QueryCost,
-  RateLimited,
-  type ServiceError,
-  Throttled,
-  TransientFailure,
-  UnexpectedResponse
-} from "./errors.js"
+import { GraphqlTokenInvalid, type ServiceError } from "./errors.js"
+import { type GraphqlResult, GraphqlTransport, GraphqlTransportLive, type Variables } from "./GraphqlTransport.js"
 
-const ThrottleStatusSchema = Schema.Struct({
-  maximumAvailable: Schema.Number,
-  currentlyAvailable: Schema.Number,
-  restoreRate: Schema.Number
-})
-
-const CostSchema = Schema.Struct({
-  requestedQueryCost: Schema.Number,
-  actualQueryCost: Schema.optionalWith(Schema.NullOr(Schema.Number), { default: () => 0 }),
-  throttleStatus: ThrottleStatusSchema
-})
-
-const GraphqlErrorSchema = Schema.Struct({
-  message: Schema.String,
-  extensions: Schema.optional(Schema.Struct({ code: Schema.optional(Schema.String) }))
-})
-
-/** The GraphQL response envelope, decoded at the boundary; `data` is decoded by whoever asked for it. */
-const EnvelopeSchema = Schema.Struct({
-  data: Schema.optional(Schema.NullOr(Schema.Unknown)),
-  errors: Schema.optional(Schema.Array(GraphqlErrorSchema)),
-  extensions: Schema.optional(Schema.Struct({ cost: Schema.optional(CostSchema) }))
-})
-const decodeEnvelope = Schema.decodeUnknownEither(EnvelopeSchema)
-
-export interface GraphqlResult {
-  readonly data: unknown
-  readonly cost: QueryCost | undefined
-}
-
-export type Variables = Readonly<Record<string, unknown>>
+export type { GraphqlResult, Variables } from "./GraphqlTransport.js"
 
 export interface ServiceClientShape {
   /** One query with a given token: transient failures retried (bounded, jittered), 429 honoured, nothing else. */
@@ -72,96 +29,14 @@ export interface ServiceClientShape {
 
 export class ServiceClient extends Context.Tag("account-sync/ServiceClient")<ServiceClient, ServiceClientShape>() {}
 
-/** Transient failures: 6 attempts at most, exponential from 200 ms, jittered. */
-export const transientRetry = Schedule.exponential("200 millis").pipe(Schedule.jittered, Schedule.intersect(Schedule.recurs(5)))
-
-/** HTTP 429: wait what `Retry-After` says plus up to 250 ms of jitter, 5 times at most. */
-export const rateLimitRetry = Schedule.identity<ServiceError>().pipe(
-  Schedule.addDelayEffect((e) =>
-    Effect.map(Random.nextIntBetween(0, 250), (jitter) =>
-      Duration.sum(e._tag === "RateLimited" ? e.retryAfter : Duration.zero, Duration.millis(jitter))
-    )
-  ),
-  Schedule.intersect(Schedule.recurs(5))
-)
-
 /** THROTTLED answers: the wait itself is the budget's (deficit / restore rate); this only bounds the attempts. */
 export const throttledRetry = Schedule.recurs(5)
 
-const retryAfterOf = (header: string | undefined): Duration.Duration => {
-  const seconds = header === undefined ? NaN : Number(header)
-  return Number.isFinite(seconds) && seconds >= 0 ? Duration.seconds(seconds) : Duration.seconds(1)
-}
-
-const describeCause = (cause: unknown): string => {
-  if (cause && typeof cause === "object") {
-    const c = cause as { _tag?: string; reason?: string; message?: string; cause?: unknown }
-    const inner = c.cause && typeof c.cause === "object" ? (c.cause as { code?: string; message?: string }) : undefined
-    return [c._tag, c.reason, inner?.code ?? inner?.message ?? c.message].filter(Boolean).join(": ")
-  }
-  return String(cause)
-}
-
 export const makeServiceClient = Effect.gen(function* () {
-  const settings = yield* ServiceSettings
-  const http = yield* HttpClient.HttpClient
+  const transport = yield* GraphqlTransport
   const tokens = yield* AccessTokens
   const budget = yield* CostBudget
-  const endpoint = `${settings.baseUrl}/api/graphql`
-  const timeout = settings.requestTimeout
-
-  const once = (token: Redacted.Redacted<string>, document: DocumentNode, variables: Variables) => {
-    const operation = operationName(document)
-    const transient = (reason: string) => new TransientFailure({ operation, reason })
-    const request = HttpClientRequest.post(endpoint).pipe(
-      HttpClientRequest.bearerToken(Redacted.value(token)),
-      HttpClientRequest.setHeaders({ "X-SERVICE-GRAPHQL-VERSION": settings.graphqlVersion, Accept: "application/json" }),
-      HttpClientRequest.bodyUnsafeJson({ query: print(document), operationName: operation, variables })
-    )
-    return Effect.gen(function* () {
-      const response = yield* http.execute(request).pipe(Effect.mapError((e) => transient(describeCause(e))))
-      if (response.status === 401) return yield* new GraphqlTokenInvalid({ operation })
-      if (response.status === 429) {
-        return yield* new RateLimited({ operation, retryAfter: retryAfterOf(response.headers["retry-after"]) })
-      }
-      if (response.status >= 500) return yield* transient(`HTTP ${response.status}`)
-      const text = yield* response.text.pipe(Effect.mapError((e) => transient(`reading the body: ${describeCause(e)}`)))
-      const json = yield* Effect.try({
-        try: () => JSON.parse(text) as unknown,
-        catch: () => transient(`HTTP ${response.status} with a body that is not JSON (${text.length} bytes; truncated?)`)
-      })
-      const envelope = decodeEnvelope(json)
-      if (envelope._tag === "Left") {
-        return yield* new UnexpectedResponse({
-          operation,
-          detail: `HTTP ${response.status}: ${ParseResult.TreeFormatter.formatErrorSync(envelope.left)}`
-        })
-      }
-      const { data, errors, extensions } = envelope.right
-      const cost = extensions?.cost
-        ? { ...extensions.cost, actualQueryCost: extensions.cost.actualQueryCost ?? 0 }
-        : undefined
-      if (errors && errors.length > 0) {
-        const codes = errors.map((e) => e.extensions?.code)
-        const detail = errors.map((e) => e.message).join("; ")
-        if (codes.includes("THROTTLED")) return yield* new Throttled({ operation, cost })
-        if (codes.includes("ACCESS_DENIED")) return yield* new PermissionDenied({ operation, detail })
-        return yield* new QueryFailed({ operation, code: codes.find((c) => c !== undefined), detail })
-      }
-      if (response.status !== 200) return yield* new QueryFailed({ operation, code: undefined, detail: `HTTP ${response.status}` })
-      if (data === undefined || data === null) return yield* new UnexpectedResponse({ operation, detail: "no data and no errors" })
-      return { data, cost } satisfies GraphqlResult
-    }).pipe(
-      Effect.scoped,
-      Effect.timeoutFail({ duration: timeout, onTimeout: () => transient(`no answer within ${Duration.format(timeout)}`) })
-    )
-  }
-
-  const executeWithToken: ServiceClientShape["executeWithToken"] = (token, document, variables = {}) =>
-    once(token, document, variables).pipe(
-      Effect.retry({ schedule: transientRetry, while: (e) => e._tag === "TransientFailure" }),
-      Effect.retry({ schedule: rateLimitRetry, while: (e) => e._tag === "RateLimited" })
-    )
+  const executeWithToken: ServiceClientShape["executeWithToken"] = transport.executeWithToken
 
   const budgeted = (accountId: string, token: Redacted.Redacted<string>, document: DocumentNode, variables: Variables) =>
     Effect.gen(function* () {
@@ -194,14 +69,8 @@ export const makeServiceClient = Effect.gen(function* () {
   return ServiceClient.of({ executeWithToken, execute })
 })
 
-export const ServiceClientLive = Layer.effect(ServiceClient, makeServiceClient)
-
-/** Fails with the mutation's `userErrors` messages when there are any. */
-export const failOnUserErrors = (
-  operation: string,
-  payload: { readonly userErrors?: ReadonlyArray<{ readonly message: string }> | null }
-): Effect.Effect<void, MutationUserErrors> =>
-  payload.userErrors && payload.userErrors.length > 0
-    ? Effect.fail(new MutationUserErrors({ operation, messages: payload.userErrors.map((e) => e.message) }))
-    : Effect.void
-
+/**
+ * Over the shared GraphqlTransportLive (layers are memoized by reference, so the auth services' AccountApi and this
+ * client use one transport in one build): needs ServiceSettings, an HttpClient, AccessTokens and CostBudget.
+ */
+export const ServiceClientLive = Layer.effect(ServiceClient, makeServiceClient).pipe(Layer.provide(GraphqlTransportLive))

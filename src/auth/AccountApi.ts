@@ -1,27 +1,14 @@
-import { HttpClient, HttpClientRequest } from "@effect/platform"
-import { Context, Data, Duration, Effect, Either, Layer, Redacted, Schedule, Schema } from "effect"
+import { Context, Data, Effect, Layer, ParseResult, type Redacted, Schema } from "effect"
+import type { DocumentNode } from "graphql"
+import { AccountQuery, AppDisconnectMutation, operationName } from "../api/documents.js"
+import type { ServiceError } from "../api/errors.js"
+import { failOnUserErrors, GraphqlTransport } from "../api/GraphqlTransport.js"
 import { DisconnectRejected, ServiceCallFailed } from "./errors.js"
-import { ServiceSettings } from "./ServiceSettings.js"
 
-/**
- * The two GraphQL calls the auth module makes with a given token: who the token belongs to, and appDisconnect.
- * Interim: once src/api's ServiceClient.executeWithToken settles, these can be built on it.
- */
+/** The two GraphQL calls the auth module makes with a given token: who the token belongs to, and appDisconnect. */
 
 /** HTTP 401: the token is invalid or expired. */
 export class TokenRejected extends Data.TaggedError("TokenRejected")<{ readonly operation: string }> {}
-
-class Transient extends Data.TaggedError("Transient")<{ readonly reason: string }> {}
-
-const graphqlRetry = Schedule.exponential("200 millis").pipe(Schedule.jittered, Schedule.intersect(Schedule.recurs(4)))
-
-const Envelope = <A, I>(data: Schema.Schema<A, I>) =>
-  Schema.parseJson(
-    Schema.Struct({
-      data: Schema.optional(Schema.NullOr(data)),
-      errors: Schema.optional(Schema.Array(Schema.Struct({ message: Schema.String })))
-    })
-  )
 
 const IdentityData = Schema.Struct({ account: Schema.NullOr(Schema.Struct({ id: Schema.String, name: Schema.String })) })
 const DisconnectData = Schema.Struct({
@@ -31,8 +18,29 @@ const DisconnectData = Schema.Struct({
   })
 })
 
-const identityQuery = "query AccountIdentity { account { id name } }"
-const disconnectMutation = "mutation AppDisconnect { appDisconnect { app { name } userErrors { message } } }"
+/** The transport's classification, as the auth module's callers know it: a 401 is TokenRejected, the rest ServiceCallFailed. */
+const toAuthError =
+  (accountId: string | undefined) =>
+  (e: ServiceError): ServiceCallFailed | TokenRejected => {
+    const failed = (reason: string, status?: number) =>
+      new ServiceCallFailed({ operation: e.operation, reason, ...(accountId ? { accountId } : {}), ...(status ? { status } : {}) })
+    switch (e._tag) {
+      case "GraphqlTokenInvalid":
+        return new TokenRejected({ operation: e.operation })
+      case "TransientFailure":
+        return failed(`${e.reason}, after retries`)
+      case "RateLimited":
+        return failed("request rate limited, after retries", 429)
+      case "Throttled":
+        return failed("throttled: the account's cost bucket is empty")
+      case "PermissionDenied":
+        return failed(`permission denied: ${e.detail}`)
+      case "QueryFailed":
+        return failed(e.code ? `${e.code}: ${e.detail}` : e.detail)
+      case "UnexpectedResponse":
+        return failed(`unexpected answer: ${e.detail}`)
+    }
+  }
 
 export class AccountApi extends Context.Tag("account-sync/AccountApi")<
   AccountApi,
@@ -49,63 +57,48 @@ export class AccountApi extends Context.Tag("account-sync/AccountApi")<
   }
 >() {}
 
+/** Needs GraphqlTransport. */
 export const AccountApiLive = Layer.effect(
   AccountApi,
   Effect.gen(function* () {
-    const settings = yield* ServiceSettings
-    const client = yield* HttpClient.HttpClient
-    const url = `${settings.baseUrl}/api/graphql`
+    const transport = yield* GraphqlTransport
 
-    const call = <A, I>(operation: string, query: string, data: Schema.Schema<A, I>, token: Redacted.Redacted<string>, accountId?: string) => {
-      const failed = (reason: string, status?: number) =>
-        new ServiceCallFailed({ operation, reason, ...(accountId ? { accountId } : {}), ...(status ? { status } : {}) })
-      const decode = Schema.decodeUnknownEither(Envelope(data))
-      const request = HttpClientRequest.post(url).pipe(
-        HttpClientRequest.bearerToken(Redacted.value(token)),
-        HttpClientRequest.setHeaders({ "X-SERVICE-GRAPHQL-VERSION": settings.graphqlVersion, Accept: "application/json" }),
-        HttpClientRequest.bodyUnsafeJson({ query, operationName: operation })
+    const call = <A, I>(document: DocumentNode, data: Schema.Schema<A, I>, token: Redacted.Redacted<string>, accountId?: string) =>
+      transport.executeWithToken(token, document).pipe(
+        Effect.mapError(toAuthError(accountId)),
+        Effect.flatMap((result) =>
+          Schema.decodeUnknown(data)(result.data).pipe(
+            Effect.mapError(
+              (e) =>
+                new ServiceCallFailed({
+                  operation: operationName(document),
+                  reason: `unexpected data: ${ParseResult.TreeFormatter.formatErrorSync(e)}`,
+                  ...(accountId ? { accountId } : {})
+                })
+            )
+          )
+        )
       )
-      return Effect.gen(function* () {
-        const response = yield* client.execute(request).pipe(Effect.mapError((e) => new Transient({ reason: e._tag })))
-        if (response.status === 401) return yield* new TokenRejected({ operation })
-        if (response.status >= 500 || response.status === 429) return yield* new Transient({ reason: `HTTP ${response.status}` })
-        const body = yield* response.text.pipe(Effect.mapError(() => new Transient({ reason: "the answer was cut short" })))
-        const decoded = decode(body)
-        if (Either.isLeft(decoded)) {
-          return response.status === 200
-            ? yield* new Transient({ reason: "HTTP 200 with an undecodable body" })
-            : yield* failed(`unexpected answer`, response.status)
-        }
-        const { data: value, errors } = decoded.right
-        if (errors && errors.length > 0) return yield* failed(errors.map((e) => e.message).join("; "), response.status)
-        if (value === undefined || value === null) return yield* failed("no data in the answer", response.status)
-        return value
-      }).pipe(
-        Effect.timeoutFail({
-          duration: settings.requestTimeout,
-          onTimeout: () => new Transient({ reason: `no answer within ${Duration.format(settings.requestTimeout)}` })
-        }),
-        Effect.retry({ schedule: graphqlRetry, while: (e) => e._tag === "Transient" }),
-        Effect.catchTag("Transient", (e) => Effect.fail(failed(`${e.reason}, after retries`)))
-      )
-    }
 
     return {
       identity: (token) =>
-        call("AccountIdentity", identityQuery, IdentityData, token).pipe(
+        call(AccountQuery, IdentityData, token).pipe(
           Effect.flatMap(({ account }) =>
             account === null
-              ? Effect.fail(new ServiceCallFailed({ operation: "AccountIdentity", reason: "the service returned no account for the token" }))
+              ? Effect.fail(
+                  new ServiceCallFailed({ operation: operationName(AccountQuery), reason: "the service returned no account for the token" })
+                )
               : Effect.succeed(account)
           )
         ),
       appDisconnect: (accountId, token) =>
-        call("AppDisconnect", disconnectMutation, DisconnectData, token, accountId).pipe(
-          Effect.flatMap(({ appDisconnect }) =>
-            appDisconnect.userErrors.length > 0
-              ? Effect.fail(new DisconnectRejected({ accountId, messages: appDisconnect.userErrors.map((e) => e.message) }))
-              : Effect.succeed({ appName: appDisconnect.app?.name ?? null })
-          )
+        call(AppDisconnectMutation, DisconnectData, token, accountId).pipe(
+          Effect.tap(({ appDisconnect }) =>
+            failOnUserErrors(operationName(AppDisconnectMutation), appDisconnect).pipe(
+              Effect.mapError((e) => new DisconnectRejected({ accountId, messages: e.messages }))
+            )
+          ),
+          Effect.map(({ appDisconnect }) => ({ appName: appDisconnect.app?.name ?? null }))
         )
     }
   })

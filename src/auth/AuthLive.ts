@@ -1,5 +1,6 @@
 import { NodeHttpClient } from "@effect/platform-node"
 import { Layer } from "effect"
+import { GraphqlTransportLive } from "../api/GraphqlTransport.js"
 import { MigratedDatabaseLive } from "../db/Database.js"
 import { AccessTokensLive } from "./AccessTokensLive.js"
 import { AccountApiLive } from "./AccountApi.js"
@@ -14,7 +15,14 @@ import { TokenStoreLive } from "./TokenStore.js"
 
 /** Every auth service, over a ServiceSettings, a SqlClient and an HttpClient supplied by the caller. */
 export const AuthServicesLive = Layer.mergeAll(OAuthFlowLive, DisconnectEventsLive, AccessTokensLive).pipe(
-  Layer.provideMerge(Layer.mergeAll(TokenEndpointLive, AccountApiLive, PendingFlowsLive, ConnectionsLive)),
+  Layer.provideMerge(
+    Layer.mergeAll(
+      TokenEndpointLive,
+      AccountApiLive.pipe(Layer.provide(GraphqlTransportLive)),
+      PendingFlowsLive,
+      ConnectionsLive
+    )
+  ),
   Layer.provideMerge(TokenStoreLive),
   Layer.provideMerge(TokenCipherLive)
 )
