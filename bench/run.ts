@@ -1,5 +1,6 @@
 /**
  * `npm run bench [-- --quick] [-- --only budget,landing,memory,accounts] [-- --out file]`
+ *   sizes: --landing-jobs N --budget-jobs N --floor S --memory-jobs N,M --concurrency a,b,c
  * Prints a table and writes bench/results.json. See bench/README.md for the method.
  */
 import { NodeRuntime } from "@effect/platform-node"
@@ -19,7 +20,11 @@ const only = flag("only")?.split(",")
 const options: BenchOptions = {
   ...base,
   ...(only ? { only: only as BenchOptions["only"] } : {}),
-  ...(flag("memory-jobs") ? { memoryJobs: flag("memory-jobs")!.split(",").map(Number) } : {})
+  ...(flag("memory-jobs") ? { memoryJobs: flag("memory-jobs")!.split(",").map(Number) } : {}),
+  ...(flag("landing-jobs") ? { landingJobs: Number(flag("landing-jobs")) } : {}),
+  ...(flag("budget-jobs") ? { budgetJobs: Number(flag("budget-jobs")) } : {}),
+  ...(flag("floor") ? { floorSec: Number(flag("floor")) } : {}),
+  ...(flag("concurrency") ? { concurrencies: flag("concurrency")!.split(",").map(Number) } : {})
 }
 const out = flag("out") ?? path.resolve(path.dirname(fileURLToPath(import.meta.url)), "results.json")
 

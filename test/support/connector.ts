@@ -7,6 +7,7 @@ import { callbackParams, OAuthFlow } from "../../src/auth/OAuthFlow.js"
 import { ServiceSettings, type ServiceSettingsShape } from "../../src/auth/ServiceSettings.js"
 import { approveInBrowser } from "./browser.js"
 import { TestEmulator, type TestEmulatorShape } from "./emulator.js"
+import { registerSecret } from "./secretScan.js"
 
 /**
  * The connector's auth side wired to the test emulator and the test database: ServiceSettings from the emulator's
@@ -14,17 +15,21 @@ import { TestEmulator, type TestEmulatorShape } from "./emulator.js"
  */
 
 /** ServiceSettings for the emulator's app; `overrides` e.g. a new client secret after regenerateSecret. */
-export const settingsFor = (emulator: TestEmulatorShape, overrides: Partial<ServiceSettingsShape> = {}): ServiceSettingsShape => ({
+export const settingsFor = (emulator: TestEmulatorShape, overrides: Partial<ServiceSettingsShape> = {}): ServiceSettingsShape => {
+  const encryptionKey = crypto.randomBytes(32)
+  registerSecret(encryptionKey.toString("base64"))
+  return {
   baseUrl: emulator.baseUrl,
   clientId: emulator.app.clientId,
   clientSecret: Redacted.make(emulator.app.clientSecret),
   redirectUri: emulator.app.redirectUri,
   graphqlVersion: "2025-01-20",
-  encryptionKey: Redacted.make(crypto.randomBytes(32)),
+  encryptionKey: Redacted.make(encryptionKey),
   refreshSkew: Duration.minutes(5),
   requestTimeout: Duration.seconds(5),
   ...overrides
-})
+  }
+}
 
 /** The environment a child process (`node bin/account-sync.mjs ...`) needs for the same settings. */
 export const settingsEnv = (settings: ServiceSettingsShape): Record<string, string> => ({

@@ -3,6 +3,7 @@ import * as crypto from "node:crypto"
 import { Emulator, type EmulatorStartError } from "../../src/emulator/Emulator.js"
 import type { EmulatorAdmin, Limits } from "../../src/emulator/EmulatorAdmin.js"
 import type { WebhookRetryOptions } from "../../src/emulator/Webhooks.js"
+import { registerSecret } from "./secretScan.js"
 
 /** An emulator in process on a random port: one app (random credentials), N accounts with M jobs, admin enabled. */
 
@@ -49,6 +50,7 @@ export const makeTestEmulator = (options: EmulatorTestOptions = {}): Effect.Effe
     })
     const clientId = `client_${crypto.randomBytes(6).toString("hex")}`
     const clientSecret = `secret_${crypto.randomBytes(18).toString("base64url")}`
+    registerSecret(clientSecret)
     const redirectUri = options.redirectUri ?? "http://127.0.0.1:0/oauth/callback"
     const { appId } = yield* emulator.admin
       .createApp({
