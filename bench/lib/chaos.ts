@@ -201,7 +201,7 @@ export const runChaos = (options: ChaosOptions) =>
                 )
               )
             }
-            const { code } = yield* waitExit(child)
+            const { code } = yield* waitExit(child).pipe(Effect.onInterrupt(() => Effect.sync(() => void child.kill("SIGKILL"))))
             // a revocation or termination under way finishes before the next attempt starts
             if (killer) yield* Fiber.interrupt(killer)
             yield* Fiber.interrupt(watcher)
@@ -233,7 +233,6 @@ export const runChaos = (options: ChaosOptions) =>
               const terminateAtMs = wantTerminate ? Math.round(rng.between(0, (killAtMs ?? hi) * 0.8)) : undefined
               const wantRevoke = name === "backfill" && !revokedDone && kills >= 1
               const revokeAtMs = wantRevoke ? Math.round(rng.between(0, (killAtMs ?? hi) * 0.8)) : undefined
-              if (wantRevoke) revokedDone = true
               const r = yield* attempt(args, extraEnv, {
                 ...(killAtMs !== undefined ? { killAtMs } : {}),
                 ...(terminateAtMs !== undefined ? { terminateAtMs } : {}),
@@ -247,7 +246,10 @@ export const runChaos = (options: ChaosOptions) =>
                 terminations++
                 terminatedBackends += r.terminated
               }
-              if (r.revoked) revoked = revokeTarget
+              if (r.revoked) {
+                revoked = revokeTarget
+                revokedDone = true
+              }
               const outcome = r.killed ? "SIGKILL" : `exit ${r.code}`
               attempts.push({ pass: name, outcome, seconds: r.seconds })
               if (!r.killed && r.code !== 0) {
@@ -277,6 +279,7 @@ export const runChaos = (options: ChaosOptions) =>
           ).pipe(Effect.zipRight(say(`round ${round}: ${options.editsPerPass} jobs edited and ${options.deletesPerPass} deleted per account`)))
 
         const checks: Array<Check> = []
+        let faultPhase = 0
         const compareAll = (label: string, final: boolean) =>
           Effect.gen(function* () {
             yield* admin.setFaults({})
@@ -289,7 +292,9 @@ export const runChaos = (options: ChaosOptions) =>
             const incremental = new Set(lastKinds.filter((r) => r.kind === "incremental").map((r) => r.account_id))
             const compared = final ? accountIds : accountIds.filter((id) => incremental.has(id))
             const results: Array<AccountComparison> = yield* Effect.forEach(compared, (id) => compareAccount(admin, id))
-            yield* admin.setFaults(options.faults)
+            // a new fault seed per phase: re-using it would replay the same draws
+            faultPhase++
+            yield* admin.setFaults({ ...options.faults, seed: (options.faults.seed ?? options.seed) + faultPhase })
             const bad = results.filter(
               (c) => c.missing + c.mismatched + c.wronglyDeleted + c.duplicates > 0 || (final && c.stillLive.length > 0)
             )
