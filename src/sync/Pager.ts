@@ -26,7 +26,9 @@ const at = (data: unknown, path: ReadonlyArray<string>): unknown =>
 /**
  * The pages of one stream's connection for one account, from `after`, always passing `first` (sized by the
  * account's CostBudget). Each node is decoded with the stream's Schema; the first node that fails ends the stream
- * with the account, stream, field and cursor.
+ * with the account, stream, field and cursor. The next page is fetched while the current one lands (one page
+ * ahead, no more): HTTP and Postgres overlap instead of taking turns. A prefetched page that is never landed
+ * (interruption, an incremental pass that stops) is simply dropped: its cursor was never stored.
  */
 export const pages = (options: {
   readonly accountId: string
@@ -80,5 +82,5 @@ export const pages = (options: {
 
     return Stream.paginateEffect(options.after, (after) =>
       Effect.map(fetch(after), (page) => [page, page.hasNextPage ? Option.some(page.endCursor) : Option.none()] as const)
-    )
+    ).pipe(Stream.buffer({ capacity: 1 }))
   }).pipe(Stream.unwrap)

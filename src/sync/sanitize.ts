@@ -6,20 +6,34 @@
  *   stays readable.
  */
 const NUL = /\u0000/g
-const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g
-const wellFormed = (s: string) => s.replace(loneSurrogate, "\uFFFD")
+// String.prototype.isWellFormed / toWellFormed (ES2024, in Node 20): lone surrogates -> U+FFFD
+type WellFormedString = string & { isWellFormed(): boolean; toWellFormed(): string }
+const wellFormed = (s: string) => ((s as WellFormedString).isWellFormed() ? s : (s as WellFormedString).toWellFormed())
+const storable = (s: string) => !s.includes("\u0000") && (s as WellFormedString).isWellFormed()
 
-export const sanitizeText = (s: string): string => wellFormed(s.replace(NUL, "\uFFFD"))
+export const sanitizeText = (s: string): string => (storable(s) ? s : wellFormed(s.replace(NUL, "\uFFFD")))
 
-const sanitizeRawString = (s: string): string => wellFormed(s.replace(NUL, "\\u0000"))
+const sanitizeRawString = (s: string): string => (storable(s) ? s : wellFormed(s.replace(NUL, "\\u0000")))
 
-/** A deep copy of a JSON value with every string (keys included) made storable in jsonb. */
-export const sanitizeJson = (value: unknown): unknown => {
+/** Whether every string in a JSON value (keys included) is storable as it is: the common case, no copy needed. */
+const allStorable = (value: unknown): boolean => {
+  if (typeof value === "string") return storable(value)
+  if (Array.isArray(value)) return value.every(allStorable)
+  if (value !== null && typeof value === "object") {
+    for (const key in value) if (!storable(key) || !allStorable((value as Record<string, unknown>)[key])) return false
+  }
+  return true
+}
+
+/** The JSON value with every string (keys included) made storable in jsonb: itself when it already is, else a copy. */
+export const sanitizeJson = (value: unknown): unknown => (allStorable(value) ? value : sanitizeCopy(value))
+
+const sanitizeCopy = (value: unknown): unknown => {
   if (typeof value === "string") return sanitizeRawString(value)
-  if (Array.isArray(value)) return value.map(sanitizeJson)
+  if (Array.isArray(value)) return value.map(sanitizeCopy)
   if (value !== null && typeof value === "object") {
     const out: Record<string, unknown> = {}
-    for (const [k, v] of Object.entries(value)) out[sanitizeRawString(k)] = sanitizeJson(v)
+    for (const [k, v] of Object.entries(value)) out[sanitizeRawString(k)] = sanitizeCopy(v)
     return out
   }
   return value
