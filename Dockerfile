@@ -21,7 +21,9 @@ COPY bin ./bin
 COPY src ./src
 COPY sql ./sql
 COPY schema ./schema
-RUN mkdir -p /data && chown node:node /data && ln -s /app/bin/account-sync.mjs /usr/local/bin/account-sync
+# the bundle the program runs from (bin/bundle.mjs), built now so the non-root user never needs to write /app
+RUN node bin/account-sync.mjs --help > /dev/null \
+  && mkdir -p /data && chown node:node /data && ln -s /app/bin/account-sync.mjs /usr/local/bin/account-sync
 USER node
 EXPOSE 8080
 # node is PID 1's child only through this exec-form entrypoint: SIGTERM reaches node directly.

@@ -1,5 +1,6 @@
 import { SqlClient, type SqlError } from "@effect/sql"
 import { Context, Effect, Layer, Schema } from "effect"
+import { retryOnConnectionLoss } from "./connectionRetry.js"
 import type { PassKind } from "./Warehouse.js"
 
 export type RunOutcome = "succeeded" | "failed" | "revoked" | "interrupted" | "skipped"
@@ -40,13 +41,17 @@ export class Runs extends Context.Tag("account-sync/Runs")<Runs, RunsShape>() {}
 
 const IdRow = Schema.Array(Schema.Struct({ id: Schema.Union(Schema.Number, Schema.NumberFromString) }))
 
+/**
+ * Every statement is retried when the connection is lost: each is one statement, and a repeat of an UPDATE that
+ * did commit changes nothing. (An INSERT whose acknowledgement was lost can leave a second `running` row behind;
+ * the account's next run closes it as interrupted.)
+ */
 export const makeRuns = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
-  return Runs.of({
+  const runs: RunsShape = {
     start: (accountId, stream, kind) =>
       sql`INSERT INTO sync_runs (account_id, stream, kind) VALUES (${accountId}, ${stream}, ${kind}) RETURNING id`.pipe(
-        Effect.flatMap(Schema.decodeUnknown(IdRow)),
-        Effect.orDie,
+        Effect.flatMap((rows) => Effect.orDie(Schema.decodeUnknown(IdRow)(rows))),
         Effect.map((rows) => rows[0]!.id)
       ),
     progress: (runId, c) =>
@@ -67,6 +72,13 @@ export const makeRuns = Effect.gen(function* () {
     closeAbandoned: (accountId) =>
       sql`UPDATE sync_runs SET outcome = 'interrupted', finished_at = now(), error = 'the process running it stopped'
           WHERE account_id = ${accountId} AND outcome = 'running' RETURNING id`.pipe(Effect.map((rows) => rows.length))
+  }
+  return Runs.of({
+    start: (accountId, stream, kind) => retryOnConnectionLoss(runs.start(accountId, stream, kind)),
+    finish: (runId, outcome, counts, error) => retryOnConnectionLoss(runs.finish(runId, outcome, counts, error)),
+    progress: (runId, counts) => retryOnConnectionLoss(runs.progress(runId, counts)),
+    skipped: (accountId, stream, kind, reason) => retryOnConnectionLoss(runs.skipped(accountId, stream, kind, reason)),
+    closeAbandoned: (accountId) => retryOnConnectionLoss(runs.closeAbandoned(accountId))
   })
 })
 

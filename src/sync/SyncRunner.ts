@@ -5,6 +5,7 @@ import * as Metrics from "../observability/metrics.js"
 import { AccountQuery } from "../api/documents.js"
 import { ServiceClient } from "../api/ServiceClient.js"
 import { Connections } from "../auth/Connections.js"
+import { retryOnConnectionLoss } from "./connectionRetry.js"
 import { pages } from "./Pager.js"
 import { Progress } from "./Progress.js"
 import { type RunCounts, type RunOutcome, Runs, zeroCounts } from "./Runs.js"
@@ -63,6 +64,12 @@ const errorMessage = (cause: Cause.Cause<unknown>): string => {
   return Cause.pretty(cause).split("\n")[0] ?? "defect"
 }
 
+/**
+ * The two-int advisory lock key of an account ($1). Advisory locks are database-wide: the schema is part of the key,
+ * so deployments (or test files) sharing a database under different DB_SCHEMAs never skip each other's accounts.
+ */
+export const accountLockKey = "hashtext('account-sync:' || current_schema()), hashtext($1)"
+
 export interface SyncRunnerShape {
   readonly run: (request: RunRequest) => Effect.Effect<ReadonlyArray<AccountReport>, SqlError.SqlError>
 }
@@ -87,9 +94,7 @@ export const makeSyncRunner = Effect.gen(function* () {
   const lockAccount = (accountId: string) =>
     Effect.gen(function* () {
       const connection = yield* sql.reserve
-      // advisory locks are database-wide: the schema is part of the key, so deployments (or test files) that share
-      // a database under different DB_SCHEMAs do not hold each other's accounts
-      const key = "hashtext('account-sync:' || current_schema()), hashtext($1)"
+      const key = accountLockKey
       const rows = yield* connection.execute(`SELECT pg_try_advisory_lock(${key}) AS locked`, [accountId], undefined)
       const locked = (rows[0] as { locked?: boolean } | undefined)?.locked === true
       if (locked) {
@@ -221,7 +226,7 @@ export const makeSyncRunner = Effect.gen(function* () {
     Effect.gen(function* () {
       const { accountId } = account
       let accountName = account.accountName
-      if (!(yield* lockAccount(accountId))) {
+      if (!(yield* retryOnConnectionLoss(lockAccount(accountId)))) {
         const message = "another account-sync process is syncing this account; skipped"
         yield* Effect.logWarning(message)
         for (const s of streams) yield* runs.skipped(accountId, s.name, request.mode === "backfill" ? "full" : "incremental", message)
@@ -274,26 +279,40 @@ export const makeSyncRunner = Effect.gen(function* () {
       Effect.withSpan("sync.account", { attributes: { accountId: account.accountId } })
     )
 
+  /**
+   * The active connections to run (per `--account`), and a report for every revoked one: a revoked account is
+   * never selected, so without this a cron run would exit 0 while it silently stops syncing. Disconnected ones (the
+   * admin uninstalled the app on purpose) are reported only when asked for by `--account`.
+   */
   const selectAccounts = (request: RunRequest) =>
     Effect.gen(function* () {
+      const filter = request.accounts && request.accounts.length > 0 ? request.accounts : undefined
+      const wanted = (accountId: string) => filter === undefined || filter.includes(accountId)
       const active = yield* connections.listActive()
-      if (!request.accounts || request.accounts.length === 0) return { run: active, notActive: [] as Array<AccountReport> }
-      const run = active.filter((a) => request.accounts!.includes(a.accountId))
-      const notActive: Array<AccountReport> = []
-      for (const accountId of request.accounts) {
-        if (run.some((a) => a.accountId === accountId)) continue
-        const connection = yield* connections.get(accountId)
+      const all = yield* retryOnConnectionLoss(connections.list())
+      const run = active.filter((a) => wanted(a.accountId))
+      const notActive: Array<AccountReport> = all
+        .filter((c) => c.status === "revoked" && wanted(c.accountId))
+        .map((c) => ({
+          accountId: c.accountId,
+          accountName: c.accountName,
+          outcome: "needs-reconnect" as const,
+          streams: [],
+          message: `connection revoked${c.statusReason ? ` (${c.statusReason})` : ""}; not synced until it is reconnected (account-sync connect)`
+        }))
+      for (const accountId of filter ?? []) {
+        if (run.some((a) => a.accountId === accountId) || notActive.some((r) => r.accountId === accountId)) continue
+        const connection = all.find((c) => c.accountId === accountId)
         notActive.push(
-          Option.match(connection, {
-            onNone: () => ({ accountId, accountName: "", outcome: "failed" as const, streams: [], message: "no such connected account" }),
-            onSome: (c) => ({
-              accountId,
-              accountName: c.accountName,
-              outcome: "needs-reconnect" as const,
-              streams: [],
-              message: `connection is ${c.status}${c.statusReason ? ` (${c.statusReason})` : ""}`
-            })
-          })
+          connection === undefined
+            ? { accountId, accountName: "", outcome: "failed" as const, streams: [], message: "no such connected account" }
+            : {
+                accountId,
+                accountName: connection.accountName,
+                outcome: "needs-reconnect" as const,
+                streams: [],
+                message: `connection is ${connection.status}${connection.statusReason ? ` (${connection.statusReason})` : ""}`
+              }
         )
       }
       return { run, notActive }

@@ -1,5 +1,6 @@
 import { SqlClient, type SqlError } from "@effect/sql"
 import { Context, Effect, Layer, Option, Schema } from "effect"
+import { retryOnConnectionLoss } from "./connectionRetry.js"
 import { sanitizeJson, sanitizeText } from "./sanitize.js"
 import type { AnyStream, ColumnType } from "./streams/StreamDefinition.js"
 
@@ -95,6 +96,25 @@ const upsertStatement = (stream: AnyStream) => {
     RETURNING t.id`
 }
 
+/**
+ * The end-of-full-pass sweep: live rows of the account the pass did not see. An anti-join on the primary key of
+ * sync_pass_seen ($1 account, $2 stream).
+ */
+export const sweepStatement = (stream: AnyStream) => `
+  UPDATE ${stream.table} AS t SET deleted_at = now()
+  WHERE t.account_id = $1 AND t.deleted_at IS NULL
+    AND NOT EXISTS (SELECT 1 FROM sync_pass_seen s WHERE s.account_id = t.account_id AND s.stream = $2 AND s.id = t.id)
+  RETURNING t.id`
+
+/**
+ * For the rest of the sweep's transaction. Without statistics (a first backfill outruns auto-analyze, or
+ * autovacuum is off) Postgres estimates a handful of rows on each side and plans the anti-join as a nested loop
+ * over a rescanned sync_pass_seen: quadratic, minutes for 200,000 rows. Without nested loops it is a hash or merge
+ * anti-join, linear whatever the statistics say. (Not ANALYZE in the transaction: its lock would serialize the
+ * accounts' sweeps.)
+ */
+export const sweepPlannerSettings = "SET LOCAL enable_nestloop = on"
+
 const columnValue = (type: ColumnType, value: unknown): unknown =>
   value === undefined || value === null ? null : type === "text" && typeof value === "string" ? sanitizeText(value) : value
 
@@ -107,11 +127,11 @@ export const makeWarehouse = Effect.gen(function* () {
     return s
   }
 
-  const checkpoint: WarehouseShape["checkpoint"] = (accountId, stream) =>
+  const readCheckpoint: WarehouseShape["checkpoint"] = (accountId, stream) =>
     sql`SELECT pass_kind, cursor, pass_started_at, high_water_mark, last_full_pass_at
         FROM sync_checkpoints WHERE account_id = ${accountId} AND stream = ${stream}`.pipe(
-      Effect.flatMap(decodeCheckpointRows),
-      Effect.orDie,
+      // a row that does not decode is a defect; a lost connection stays a SqlError (retried by callers)
+      Effect.flatMap((rows) => Effect.orDie(decodeCheckpointRows(rows))),
       Effect.map((rows) =>
         Option.map(Option.fromNullable(rows[0]), (r) => ({
           passKind: r.pass_kind,
@@ -123,10 +143,13 @@ export const makeWarehouse = Effect.gen(function* () {
       )
     )
 
+  const checkpoint: WarehouseShape["checkpoint"] = (accountId, stream) => retryOnConnectionLoss(readCheckpoint(accountId, stream))
+
+  // retried whole: a repeat after a lost COMMIT acknowledgement finds the pass it had started (a full one resumes)
   const beginPass: WarehouseShape["beginPass"] = (accountId, stream, kind, options) =>
-    sql.withTransaction(
+    retryOnConnectionLoss(sql.withTransaction(
       Effect.gen(function* () {
-        const current = yield* checkpoint(accountId, stream)
+        const current = yield* readCheckpoint(accountId, stream)
         if (kind === "full" && !options?.restart && Option.isSome(current) && current.value.passKind === "full") {
           return { cursor: current.value.cursor, resumed: true, checkpoint: current.value }
         }
@@ -136,10 +159,10 @@ export const makeWarehouse = Effect.gen(function* () {
           VALUES (${accountId}, ${stream}, ${kind}, NULL, now(), now())
           ON CONFLICT (account_id, stream) DO UPDATE SET
             pass_kind = EXCLUDED.pass_kind, cursor = NULL, pass_started_at = now(), updated_at = now()`
-        const started = yield* checkpoint(accountId, stream)
+        const started = yield* readCheckpoint(accountId, stream)
         return { cursor: null, resumed: false, checkpoint: Option.getOrThrow(started) }
       })
-    )
+    ))
 
   const landPage: WarehouseShape["landPage"] = (page) => {
     const { accountId, stream, kind } = page
@@ -147,6 +170,12 @@ export const makeWarehouse = Effect.gen(function* () {
     return sql
       .withTransaction(
         Effect.gen(function* () {
+          // The checkpoint row, locked for the transaction. A page of a pass that is no longer in progress is a
+          // retry of a page whose COMMIT went through but whose acknowledgement was lost with the connection:
+          // it landed already, and landing the last page twice would sweep again against an emptied seen set.
+          const open = yield* sql<{ pass_kind: string | null }>`
+            SELECT pass_kind FROM sync_checkpoints WHERE account_id = ${accountId} AND stream = ${stream.name} FOR UPDATE`
+          if (open[0]?.pass_kind !== kind) return { written: 0, deleted: 0 }
           let written = 0
           if (unique.length > 0) {
             const params: Array<unknown> = [
@@ -163,21 +192,25 @@ export const makeWarehouse = Effect.gen(function* () {
               )
             }
           }
+          // A full pass pages by JOB_NUMBER, so rows behind its cursor edited while it runs (or between an
+          // interruption and its resumption) are not seen by it; the newest updatedAt it saw can be later than those
+          // edits. Capping the mark at the pass's start keeps them in reach of the next incremental pass.
+          // pass_started_at is our database's clock, updatedAt the service's: the incremental overlap (minutes)
+          // absorbs the skew between the two.
           yield* sql`
             UPDATE sync_checkpoints SET
               cursor = COALESCE(${page.endCursor}, cursor),
-              high_water_mark = ${kind === "full" ? sql`GREATEST(high_water_mark, ${page.highWaterMark}::timestamptz)` : sql`high_water_mark`},
+              high_water_mark = ${
+                kind === "full"
+                  ? sql`LEAST(GREATEST(high_water_mark, ${page.highWaterMark}::timestamptz), pass_started_at)`
+                  : sql`high_water_mark`
+              },
               updated_at = now()
             WHERE account_id = ${accountId} AND stream = ${stream.name}`
           let deleted = 0
           if (page.finishesPass && kind === "full") {
-            const swept = yield* sql.unsafe<{ id: string }>(
-              `UPDATE ${stream.table} AS t SET deleted_at = now()
-               WHERE t.account_id = $1 AND t.deleted_at IS NULL
-                 AND NOT EXISTS (SELECT 1 FROM sync_pass_seen s WHERE s.account_id = t.account_id AND s.stream = $2 AND s.id = t.id)
-               RETURNING t.id`,
-              [accountId, stream.name]
-            )
+            yield* sql.unsafe(sweepPlannerSettings)
+            const swept = yield* sql.unsafe<{ id: string }>(sweepStatement(stream), [accountId, stream.name])
             deleted = swept.length
             yield* sql`DELETE FROM sync_pass_seen WHERE account_id = ${accountId} AND stream = ${stream.name}`
             yield* sql`
@@ -195,6 +228,8 @@ export const makeWarehouse = Effect.gen(function* () {
       .pipe(
         // a page that reached the database finishes (or rolls back) even when the run is being interrupted
         Effect.uninterruptible,
+        // the transaction committed whole or not at all, and a repeat of a committed one changes nothing
+        retryOnConnectionLoss,
         Effect.withSpan("Warehouse.landPage", { attributes: { accountId, stream: stream.name, rows: unique.length } })
       )
   }

@@ -1,0 +1,42 @@
+// The program runs from one ESM bundle of src/ (esbuild; packages in node_modules stay external imports), rebuilt
+// whenever a source file is newer than it: one path for dev, tests and the container, and plain Node at run time
+// (no TypeScript loader in memory). The bundle sits two levels below the root, like the sources, so the files they
+// find relative to themselves (sql/, schema/) resolve the same way.
+import { buildSync } from "esbuild"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { fileURLToPath, pathToFileURL } from "node:url"
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
+const source = path.join(root, "src")
+const output = path.join(root, "dist", "app", "main.mjs")
+
+const newestSource = (dir) => {
+  let newest = 0
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name)
+    newest = Math.max(newest, entry.isDirectory() ? newestSource(full) : fs.statSync(full).mtimeMs)
+  }
+  return newest
+}
+
+/** The bundle's URL, (re)built first when it is missing or older than a source file. */
+export const ensureBundle = () => {
+  const built = fs.existsSync(output) ? fs.statSync(output).mtimeMs : 0
+  if (!fs.existsSync(source) || built >= newestSource(source)) return pathToFileURL(output).href
+  fs.mkdirSync(path.dirname(output), { recursive: true })
+  // several processes may start at once: each writes its own file, the rename is atomic
+  const temporary = `${output}.${process.pid}.tmp`
+  buildSync({
+    entryPoints: [path.join(source, "main.ts")],
+    outfile: temporary,
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    packages: "external",
+    logLevel: "error"
+  })
+  fs.renameSync(temporary, output)
+  return pathToFileURL(output).href
+}

@@ -1,0 +1,34 @@
+import type { SqlError } from "@effect/sql"
+import { Effect, Schedule } from "effect"
+
+/** SQLSTATE classes/codes that mean the session is gone, not that the statement was wrong. */
+const connectionStates = new Set(["57P01", "57P02", "57P03"]) // admin_shutdown (pg_terminate_backend), crash_shutdown, cannot_connect_now
+const socketCodes = new Set(["ECONNRESET", "ECONNREFUSED", "EPIPE", "ETIMEDOUT", "EHOSTUNREACH", "ENOTCONN", "ECONNABORTED"])
+const lostMessages = /connection terminated|terminating connection|connection error|not queryable|timeout exceeded when trying to connect|server closed the connection/i
+
+/**
+ * Whether a SqlError means the database session was lost (terminated backend, reset socket, pool could not
+ * connect), as opposed to a constraint, syntax or data error, which a retry would only repeat.
+ */
+export const isConnectionLost = (error: SqlError.SqlError): boolean => {
+  const cause = error.cause as { code?: unknown; message?: unknown } | undefined
+  const code = typeof cause?.code === "string" ? cause.code : undefined
+  if (code !== undefined) {
+    if (code.startsWith("08") || connectionStates.has(code) || socketCodes.has(code)) return true
+    // any other SQLSTATE is the server judging the statement: not a connection problem
+    if (/^[0-9A-Z]{5}$/.test(code)) return false
+  }
+  const message = typeof cause?.message === "string" ? cause.message : ""
+  return lostMessages.test(message) || error.message === "Failed to acquire connection" || error.message === "Connection error"
+}
+
+/** 4 attempts in all: 200 ms, 400 ms, 800 ms apart (jittered). */
+export const connectionLossRetry = Schedule.exponential("200 millis").pipe(Schedule.jittered, Schedule.intersect(Schedule.recurs(3)))
+
+/**
+ * Re-runs a database effect that failed because the connection was lost. Only for effects that are whole
+ * transactions or single statements whose repetition is harmless (the failed attempt committed nothing, or a
+ * repeat of what it committed changes nothing).
+ */
+export const retryOnConnectionLoss = <A, R>(effect: Effect.Effect<A, SqlError.SqlError, R>): Effect.Effect<A, SqlError.SqlError, R> =>
+  Effect.retry(effect, { schedule: connectionLossRetry, while: isConnectionLost })
