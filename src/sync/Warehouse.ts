@@ -113,7 +113,7 @@ export const sweepStatement = (stream: AnyStream) => `
  * anti-join, linear whatever the statistics say. (Not ANALYZE in the transaction: its lock would serialize the
  * accounts' sweeps.)
  */
-export const sweepPlannerSettings = "SET LOCAL enable_nestloop = on"
+export const sweepPlannerSettings = "SET LOCAL enable_nestloop = off"
 
 const columnValue = (type: ColumnType, value: unknown): unknown =>
   value === undefined || value === null ? null : type === "text" && typeof value === "string" ? sanitizeText(value) : value

@@ -1,5 +1,5 @@
 import type { SqlError } from "@effect/sql"
-import { Effect, Schedule } from "effect"
+import { Effect, Option, Schedule } from "effect"
 
 /** SQLSTATE classes/codes that mean the session is gone, not that the statement was wrong. */
 const connectionStates = new Set(["57P01", "57P02", "57P03"]) // admin_shutdown (pg_terminate_backend), crash_shutdown, cannot_connect_now
@@ -25,10 +25,21 @@ export const isConnectionLost = (error: SqlError.SqlError): boolean => {
 /** 4 attempts in all: 200 ms, 400 ms, 800 ms apart (jittered). */
 export const connectionLossRetry = Schedule.exponential("200 millis").pipe(Schedule.jittered, Schedule.intersect(Schedule.recurs(3)))
 
+const isSqlError = (u: unknown): u is SqlError.SqlError =>
+  typeof u === "object" && u !== null && (u as { _tag?: unknown })._tag === "SqlError"
+
 /**
  * Re-runs a database effect that failed because the connection was lost. Only for effects that are whole
  * transactions or single statements whose repetition is harmless (the failed attempt committed nothing, or a
  * repeat of what it committed changes nothing).
+ *
+ * `withTransaction` turns a failed ROLLBACK or COMMIT into a defect, and on a terminated session the ROLLBACK after
+ * the failed statement fails too: such a defect is a lost connection like any other.
  */
 export const retryOnConnectionLoss = <A, R>(effect: Effect.Effect<A, SqlError.SqlError, R>): Effect.Effect<A, SqlError.SqlError, R> =>
-  Effect.retry(effect, { schedule: connectionLossRetry, while: isConnectionLost })
+  effect.pipe(
+    Effect.catchSomeDefect((defect) =>
+      isSqlError(defect) && isConnectionLost(defect) ? Option.some(Effect.fail(defect)) : Option.none()
+    ),
+    Effect.retry({ schedule: connectionLossRetry, while: isConnectionLost })
+  )

@@ -1,6 +1,7 @@
-import { SqlClient } from "@effect/sql"
+import { SqlClient, SqlError } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
-import { Effect, Fiber, Layer, Option, TestServices } from "effect"
+import { Effect, Fiber, Layer, Option, TestClock, TestServices } from "effect"
+import { isConnectionLost } from "../../src/sync/connectionRetry.js"
 import { jobsStream } from "../../src/sync/streams/jobs.js"
 import { Warehouse, WarehouseLive } from "../../src/sync/Warehouse.js"
 import { TestDatabaseLive } from "../support/database.js"
@@ -160,7 +161,7 @@ layer(TestLayer)("Warehouse", (it) => {
     })
   )
 
-  it.effect("a connection killed mid-transaction leaves neither the page nor its cursor", () =>
+  it.effect("a connection killed mid-transaction leaves neither the page nor its cursor; the page is landed again on a new one", () =>
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
       const warehouse = yield* Warehouse
@@ -183,11 +184,31 @@ layer(TestLayer)("Warehouse", (it) => {
         killed = rows[0]!.n
       }
       expect(killed).toBe(1)
-      const result = yield* Fiber.await(landing)
-      expect(result._tag).toBe("Failure")
       yield* sql.unsafe(`DROP TRIGGER pause_kill ON sync_pass_seen; DROP FUNCTION pause_kill();`)
+      // the retry waits on the (test) clock: until then, nothing of the killed transaction is there
       expect(yield* sql`SELECT id FROM jobs WHERE account_id = 'acc-kill'`).toEqual([])
       expect(Option.getOrThrow(yield* warehouse.checkpoint("acc-kill", "jobs")).cursor).toBeNull()
+      for (let i = 0; i < 100 && landing.unsafePoll() === null; i++) {
+        yield* TestClock.adjust("1 second")
+        yield* TestServices.provideLive(Effect.sleep("50 millis"))
+      }
+      expect(yield* Fiber.join(landing)).toEqual({ written: 2, deleted: 0 })
+      const rows = yield* sql<{ id: string }>`SELECT id FROM jobs WHERE account_id = 'acc-kill' ORDER BY job_number`
+      expect(rows.map((r) => r.id)).toEqual([job(1).id, job(2).id])
+      expect(Option.getOrThrow(yield* warehouse.checkpoint("acc-kill", "jobs")).cursor).toBe("c1")
     })
   )
+
+  it("tells a lost connection from an error a retry would repeat", () => {
+    const error = (cause: unknown, message = "Failed to execute statement") => new SqlError.SqlError({ cause, message })
+    const pgError = (code: string, message: string) => Object.assign(new Error(message), { code })
+    expect(isConnectionLost(error(pgError("57P01", "terminating connection due to administrator command")))).toBe(true)
+    expect(isConnectionLost(error(pgError("08006", "connection failure")))).toBe(true)
+    expect(isConnectionLost(error(pgError("ECONNREFUSED", "connect ECONNREFUSED 127.0.0.1:5432"), "Failed to acquire connection"))).toBe(true)
+    expect(isConnectionLost(error(new Error("Connection terminated unexpectedly")))).toBe(true)
+    expect(isConnectionLost(error(new Error("Client has encountered a connection error and is not queryable")))).toBe(true)
+    expect(isConnectionLost(error(pgError("23505", "duplicate key value violates unique constraint")))).toBe(false)
+    expect(isConnectionLost(error(pgError("42601", "syntax error at or near")))).toBe(false)
+    expect(isConnectionLost(error(pgError("P0001", "simulated crash")))).toBe(false)
+  })
 })

@@ -1,7 +1,11 @@
 import { NodeHttpClient } from "@effect/platform-node"
 import { SqlClient } from "@effect/sql"
+import type { PgClient } from "@effect/sql-pg"
 import { expect } from "@effect/vitest"
-import { Context, Effect, Layer, Logger, LogLevel } from "effect"
+import { Context, Effect, Layer, Logger, LogLevel, Option, Redacted } from "effect"
+import * as crypto from "node:crypto"
+import { makeDatabaseLayer } from "../../src/db/Database.js"
+import { runMigrations } from "../../src/db/Migrations.js"
 import { AuthServicesLive } from "../../src/auth/AuthLive.js"
 import { ServiceSettings } from "../../src/auth/ServiceSettings.js"
 import type { JobRecord } from "../../src/emulator/EmulatorAdmin.js"
@@ -11,7 +15,7 @@ import { jobsStream } from "../../src/sync/streams/jobs.js"
 import { SyncEngineLive } from "../../src/sync/SyncLive.js"
 import { defaultSyncSettings, SyncSettings, type SyncSettingsShape } from "../../src/sync/SyncSettings.js"
 import { settingsFor } from "../support/connector.js"
-import { TestDatabaseLive } from "../support/database.js"
+import { TestDatabase, TestDatabaseLive } from "../support/database.js"
 import { EmulatorTest, type EmulatorTestOptions, TestEmulator } from "../support/emulator.js"
 
 /** The base URL the connector uses instead of the emulator's own. */
@@ -25,7 +29,9 @@ export const syncHarness = (
   options: EmulatorTestOptions,
   sync: Partial<SyncSettingsShape> = {},
   /** Where the connector reaches the service (default: the emulator itself), e.g. a proxy in front of it. */
-  serviceUrl?: Layer.Layer<ServiceUrl, never, TestEmulator>
+  serviceUrl?: Layer.Layer<ServiceUrl, never, TestEmulator>,
+  /** The database (default: a fresh schema of the test database). */
+  database: Layer.Layer<TestDatabase | PgClient.PgClient | SqlClient.SqlClient, unknown> = TestDatabaseLive
 ) => {
   const settings = Layer.effect(
     ServiceSettings,
@@ -40,10 +46,39 @@ export const syncHarness = (
   return SyncEngineLive.pipe(
     Layer.provide(Layer.mergeAll(ProgressLog, Layer.succeed(SyncSettings, { ...defaultSyncSettings, ...sync }))),
     Layer.provideMerge(auth),
-    Layer.provideMerge(TestDatabaseLive),
+    Layer.provideMerge(database),
     Layer.provideMerge(Logger.minimumLogLevel(LogLevel.Warning))
   )
 }
+
+/**
+ * A fresh, migrated schema on TEST_DATABASE_URL whose connections carry their own `application_name`, so a test
+ * can find (and terminate) exactly its connector's sessions among everyone else's on the database.
+ */
+export const namedTestDatabase = (applicationName: (schema: string) => string) =>
+  Layer.unwrapScoped(
+    Effect.gen(function* () {
+      const url = process.env.TEST_DATABASE_URL
+      if (!url) return yield* Effect.dieMessage("namedTestDatabase needs TEST_DATABASE_URL (a real Postgres)")
+      const schema = `t_${Date.now().toString(36)}_${crypto.randomBytes(4).toString("hex")}`
+      const client = makeDatabaseLayer({
+        url: Option.some(Redacted.make(url)),
+        dataDir: "memory",
+        schema,
+        maxConnections: 12,
+        applicationName: applicationName(schema)
+      })
+      const lifecycle = Layer.scopedDiscard(
+        Effect.gen(function* () {
+          const sql = yield* SqlClient.SqlClient
+          yield* runMigrations
+          yield* Effect.addFinalizer(() => sql.unsafe(`DROP SCHEMA IF EXISTS ${schema} CASCADE`).pipe(Effect.ignore))
+        })
+      )
+      const info = Layer.succeed(TestDatabase, { url, schema, env: { DATABASE_URL: url, DB_SCHEMA: schema } })
+      return Layer.mergeAll(info, lifecycle.pipe(Layer.provideMerge(client)))
+    })
+  )
 
 const timestampColumns = new Set(jobsStream.columns.filter((c) => c.type === "timestamptz").map((c) => c.column))
 

@@ -60,6 +60,15 @@ layer(syncHarness({ accounts: 3, jobs: 3000, limits: { maxPoints: 10_000, restor
       expect(exit.message).toContain("need reconnecting")
       expect(exit.message).toContain(victim)
       expect(exit.message).not.toContain(first)
+
+      // the next cron run does not select the revoked account, yet keeps saying it needs reconnecting (exit 3)
+      const later = yield* (yield* SyncRunner).run({ mode: "sync" })
+      expect(later.map((r) => [r.accountId, r.outcome]).sort()).toEqual(
+        [[first, "synced"], [victim, "needs-reconnect"], [third, "synced"]].sort()
+      )
+      const again = yield* Effect.flip(reportAndExit(later))
+      expect(again.code).toBe(ExitCodes.needsReconnect)
+      expect(again.message).toContain(victim)
     })
   )
 })

@@ -4,8 +4,9 @@ import { Duration, Effect } from "effect"
 import { Connections } from "../../src/auth/Connections.js"
 import { ExitCodes } from "../../src/cli/ExitCode.js"
 import { reportAndExit } from "../../src/sync/summary.js"
-import { SyncRunner } from "../../src/sync/SyncRunner.js"
+import { accountLockKey, SyncRunner } from "../../src/sync/SyncRunner.js"
 import { connectAccount } from "../support/connector.js"
+import { TestDatabase } from "../support/database.js"
 import { TestEmulator } from "../support/emulator.js"
 import { expectWarehouseExact, syncHarness } from "./harness.js"
 
@@ -47,9 +48,9 @@ layer(syncHarness({ accounts: 2, jobs: 1000, limits: { maxPoints: 10_000, restor
       const reports = yield* Effect.scoped(
         Effect.gen(function* () {
           const other = yield* sql.reserve
-          yield* other.execute("SELECT pg_advisory_lock(hashtext('account-sync:' || current_schema()), hashtext($1))", [b], undefined)
+          yield* other.execute(`SELECT pg_advisory_lock(${accountLockKey})`, [b], undefined)
           const reports = yield* (yield* SyncRunner).run({ mode: "backfill" })
-          yield* other.execute("SELECT pg_advisory_unlock(hashtext('account-sync:' || current_schema()), hashtext($1))", [b], undefined)
+          yield* other.execute(`SELECT pg_advisory_unlock(${accountLockKey})`, [b], undefined)
           return reports
         })
       )
@@ -71,9 +72,65 @@ layer(syncHarness({ accounts: 2, jobs: 1000, limits: { maxPoints: 10_000, restor
       expect((yield* Effect.flip(reportAndExit(unknown))).code).toBe(ExitCodes.failure)
       yield* connections.markRevoked(a, "test")
       const revoked = yield* (yield* SyncRunner).run({ mode: "sync", accounts: [a] })
-      expect(revoked.map((r) => [r.outcome, r.message])).toEqual([["needs-reconnect", "connection is revoked (test)"]])
+      expect(revoked.map((r) => [r.outcome, r.message])).toEqual([
+        ["needs-reconnect", "connection revoked (test); not synced until it is reconnected (account-sync connect)"]
+      ])
       expect((yield* Effect.flip(reportAndExit(revoked))).code).toBe(ExitCodes.needsReconnect)
       yield* connectAccount(a)
+    })
+  )
+
+  it.effect("a revoked connection is reported by every later run (exit 3) until reconnected; a disconnected one is not", () =>
+    Effect.gen(function* () {
+      const [a, b] = yield* connected
+      const connections = yield* Connections
+      const runner = yield* SyncRunner
+      yield* connections.markRevoked(a, "refresh token refused (invalid_grant)")
+      for (const mode of ["sync", "backfill"] as const) {
+        const reports = yield* runner.run({ mode })
+        expect(reports.map((r) => [r.accountId, r.outcome])).toEqual([[a, "needs-reconnect"], [b, "synced"]])
+        expect(reports[0]!.streams).toEqual([])
+        expect(reports[0]!.message).toContain("revoked (refresh token refused (invalid_grant))")
+        expect(reports[0]!.message).toContain("reconnect")
+        const exit = yield* Effect.flip(reportAndExit(reports))
+        expect(exit.code).toBe(ExitCodes.needsReconnect)
+        expect(exit.message).toContain(a)
+      }
+      // --account filters apply: a run for the other account neither syncs nor reports it
+      const other = yield* runner.run({ mode: "sync", accounts: [b] })
+      expect(other.map((r) => [r.accountId, r.outcome])).toEqual([[b, "synced"]])
+      yield* reportAndExit(other)
+
+      // the admin uninstalled the app: deliberate, not something a cron run should keep failing on
+      yield* connectAccount(a)
+      yield* connections.markDisconnected(a, "the admin disconnected the app")
+      const afterUninstall = yield* runner.run({ mode: "sync" })
+      expect(afterUninstall.map((r) => [r.accountId, r.outcome])).toEqual([[b, "synced"]])
+      yield* reportAndExit(afterUninstall)
+      yield* connectAccount(a)
+    })
+  )
+
+  it.effect("the account lock is per schema: a process of another schema holding the same account does not skip it", () =>
+    Effect.gen(function* () {
+      const [a, b] = yield* connected
+      const sql = yield* SqlClient.SqlClient
+      const otherSchema = `${(yield* TestDatabase).schema}_other`
+      const reports = yield* Effect.scoped(
+        Effect.gen(function* () {
+          // another deployment on the same database under its own schema, syncing account b right now
+          const other = yield* sql.reserve
+          yield* other.execute(`CREATE SCHEMA IF NOT EXISTS ${otherSchema}`, [], undefined)
+          yield* Effect.addFinalizer(() => sql.unsafe(`DROP SCHEMA IF EXISTS ${otherSchema}`).pipe(Effect.ignore))
+          yield* other.execute(`SET search_path TO ${otherSchema}`, [], undefined)
+          yield* other.execute(`SELECT pg_advisory_lock(${accountLockKey})`, [b], undefined)
+          const reports = yield* (yield* SyncRunner).run({ mode: "sync" })
+          yield* other.execute(`SELECT pg_advisory_unlock(${accountLockKey})`, [b], undefined)
+          yield* other.execute("RESET search_path", [], undefined)
+          return reports
+        })
+      )
+      expect(reports.map((r) => [r.accountId, r.outcome])).toEqual([[a, "synced"], [b, "synced"]])
     })
   )
 })

@@ -69,7 +69,7 @@ layer(TestLayer, { timeout: 120_000, excludeTestServices: true })("end-of-pass s
     })
   )
 
-  it.effect("sweeps 60,000 rows in seconds through the Warehouse (the nested loop took about a minute)", () =>
+  it.effect("sweeps 60,000 rows in seconds through the Warehouse (planned as a nested loop it ran for minutes)", () =>
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
       const warehouse = yield* Warehouse
