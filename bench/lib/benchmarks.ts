@@ -11,7 +11,6 @@ import { JobsPageQuery } from "../../src/api/documents.js"
 import type { Limits } from "../../src/emulator/EmulatorAdmin.js"
 import { jobsStream } from "../../src/sync/streams/jobs.js"
 import { SyncRunner } from "../../src/sync/SyncRunner.js"
-import { analyzeWhileRunning } from "./analyzer.js"
 import { CostMeter, meteredCostBudget, reactiveCostBudget } from "./budgets.js"
 import { childEnv, connectAccount, connectorLayer, settingsFor } from "./connector.js"
 import { benchDatabaseUrl, freshSchemaName } from "./database.js"
@@ -74,7 +73,7 @@ const inConnector = <A, E>(
   body: Effect.Effect<A, E, Layer.Layer.Success<ReturnType<typeof connectorLayer>>>
 ) => {
   const schema = freshSchemaName("bench")
-  return Effect.zipRight(analyzeWhileRunning(schema), body).pipe(
+  return body.pipe(
     Effect.scoped,
     Effect.provide(connectorLayer({ settings: settingsFor(emulator), schema, ...options })),
     Effect.mapError((e) => (e instanceof BenchError ? e : new BenchError({ step: "connector", reason: String((e as { message?: string })?.message ?? e) })))
@@ -231,7 +230,6 @@ export const memoryRun = (emulator: EmulatorProcess, jobs: number) =>
     const settings = settingsFor(emulator)
     const schema = freshSchemaName("benchmem")
     return yield* Effect.gen(function* () {
-      yield* analyzeWhileRunning(schema)
       yield* connectAccount(accountId)
       const result = yield* runConnectorChild(["backfill", "--account", accountId], childEnv(settings, benchDatabaseUrl(), schema), { measureRss: true })
       if (result.code !== 0) {

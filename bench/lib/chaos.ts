@@ -7,7 +7,6 @@ import * as path from "node:path"
 import { Connections } from "../../src/auth/Connections.js"
 import { TokenStore } from "../../src/auth/TokenStore.js"
 import type { Faults } from "../../src/emulator/EmulatorAdmin.js"
-import { analyzeWhileRunning } from "./analyzer.js"
 import { terminateBackendsOf } from "./backends.js"
 import { uniqueAccountId } from "./benchmarks.js"
 import { type AccountComparison, compareAccount } from "./compare.js"
@@ -110,7 +109,6 @@ export const runChaos = (options: ChaosOptions) =>
       yield* say(`seed ${options.seed}; emulator ${emulator.baseUrl} (pid ${emulator.pid}); schema ${schema}`)
 
       return yield* Effect.gen(function* () {
-        yield* analyzeWhileRunning(schema)
         const accountIds: Array<string> = []
         for (let i = 0; i < options.accounts; i++) {
           const a = yield* admin.createAccount({ accountId: uniqueAccountId(), jobs: options.jobs, seed: options.seed * 100 + i })
