@@ -63,7 +63,7 @@ export const connectorLayer = (options: {
       Layer.mergeAll(SilentProgress, Layer.succeed(SyncSettings, { ...defaultSyncSettings, concurrency: options.concurrency ?? 4 }))
     ),
     Layer.provideMerge(auth),
-    Layer.provideMerge(freshSchemaLayer(options.schema, { maxConnections: Math.max(10, (options.concurrency ?? 4) * 2 + 2), keep: options.keepSchema })),
+    Layer.provideMerge(freshSchemaLayer(options.schema, { maxConnections: Math.max(10, (options.concurrency ?? 4) + 4), keep: options.keepSchema })),
     Layer.provideMerge(Logger.minimumLogLevel(LogLevel.Warning))
   )
 }

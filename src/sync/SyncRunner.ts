@@ -1,11 +1,11 @@
-import { SqlClient, type SqlError } from "@effect/sql"
-import { Cause, Clock, Context, Duration, Effect, Exit, Layer, Metric, Option, Ref, Schema, Stream } from "effect"
+import { SqlClient, type SqlConnection, type SqlError } from "@effect/sql"
+import { Cause, Clock, Context, Duration, Effect, Exit, Layer, Metric, Option, Ref, Schema, Scope, Stream, SynchronizedRef } from "effect"
 import { CostBudget } from "../api/CostBudget.js"
 import * as Metrics from "../observability/metrics.js"
 import { AccountQuery } from "../api/documents.js"
 import { ServiceClient } from "../api/ServiceClient.js"
 import { Connections } from "../auth/Connections.js"
-import { retryOnConnectionLoss } from "./connectionRetry.js"
+import { isConnectionLost, retryOnConnectionLoss } from "./connectionRetry.js"
 import { pages } from "./Pager.js"
 import { Progress } from "./Progress.js"
 import { type RunCounts, type RunOutcome, Runs, zeroCounts } from "./Runs.js"
@@ -88,20 +88,34 @@ export const makeSyncRunner = Effect.gen(function* () {
   const context = yield* Effect.context<ServiceClient | CostBudget>()
 
   /**
-   * Holds the account for this run: a session advisory lock on a connection reserved for the scope. (The embedded
-   * Postgres, PGlite, runs every connection in one session, so there it excludes nothing across processes.)
+   * One database session holds the advisory locks of every account a run syncs, instead of one reserved connection
+   * per account: `--concurrency 50` needs one connection for the locks, not fifty idle ones beside the pool. When
+   * that session is lost its locks go with it; the next lock request opens a new one. (The embedded Postgres,
+   * PGlite, runs every connection in one session, so there the locks exclude nothing across processes.)
    */
-  const lockAccount = (accountId: string) =>
-    Effect.gen(function* () {
-      const connection = yield* sql.reserve
-      const key = accountLockKey
-      const rows = yield* connection.execute(`SELECT pg_try_advisory_lock(${key}) AS locked`, [accountId], undefined)
-      const locked = (rows[0] as { locked?: boolean } | undefined)?.locked === true
-      if (locked) {
-        yield* Effect.addFinalizer(() => connection.execute(`SELECT pg_advisory_unlock(${key})`, [accountId], undefined).pipe(Effect.ignore))
-      }
-      return locked
-    })
+  const makeLockSession = Effect.gen(function* () {
+    const scope = yield* Effect.scope
+    const current = yield* SynchronizedRef.make<Option.Option<SqlConnection.Connection>>(Option.none())
+    const session = SynchronizedRef.modifyEffect(current, (held) =>
+      Option.isSome(held)
+        ? Effect.succeed([held.value, held] as const)
+        : Effect.map(Scope.extend(sql.reserve, scope), (connection) => [connection, Option.some(connection)] as const)
+    )
+    const execute = (statement: string, accountId: string) =>
+      Effect.flatMap(session, (connection) => connection.execute(statement, [accountId], undefined)).pipe(
+        Effect.tapError((e) => (isConnectionLost(e) ? SynchronizedRef.set(current, Option.none()) : Effect.void))
+      )
+    /** Holds `accountId` until the caller's scope closes; false when another process holds it. */
+    const lockAccount = (accountId: string) =>
+      Effect.gen(function* () {
+        const rows = yield* execute(`SELECT pg_try_advisory_lock(${accountLockKey}) AS locked`, accountId)
+        const locked = (rows[0] as { locked?: boolean } | undefined)?.locked === true
+        if (locked) yield* Effect.addFinalizer(() => execute(`SELECT pg_advisory_unlock(${accountLockKey})`, accountId).pipe(Effect.ignore))
+        return locked
+      })
+    return { lockAccount }
+  })
+  type LockSession = Effect.Effect.Success<typeof makeLockSession>
 
   const passKindFor = (mode: Mode, stream: AnyStream, checkpoint: Option.Option<Checkpoint>, now: number): PassKind => {
     if (mode === "backfill" || stream.incremental._tag === "None" || Option.isNone(checkpoint)) return "full"
@@ -221,12 +235,13 @@ export const makeSyncRunner = Effect.gen(function* () {
   const runAccount = (
     account: { readonly accountId: string; readonly accountName: string },
     streams: ReadonlyArray<AnyStream>,
-    request: RunRequest
+    request: RunRequest,
+    locks: LockSession
   ): Effect.Effect<AccountReport, SqlError.SqlError> =>
     Effect.gen(function* () {
       const { accountId } = account
       let accountName = account.accountName
-      if (!(yield* retryOnConnectionLoss(lockAccount(accountId)))) {
+      if (!(yield* retryOnConnectionLoss(locks.lockAccount(accountId)))) {
         const message = "another account-sync process is syncing this account; skipped"
         yield* Effect.logWarning(message)
         for (const s of streams) yield* runs.skipped(accountId, s.name, request.mode === "backfill" ? "full" : "incremental", message)
@@ -322,11 +337,12 @@ export const makeSyncRunner = Effect.gen(function* () {
     Effect.gen(function* () {
       const streams = request.streams && request.streams.length > 0 ? allStreams.filter((s) => request.streams!.includes(s.name)) : allStreams
       const { run: accounts, notActive } = yield* selectAccounts(request)
-      const reports = yield* Effect.forEach(accounts, (a) => runAccount(a, streams, request), {
+      const locks = yield* makeLockSession
+      const reports = yield* Effect.forEach(accounts, (a) => runAccount(a, streams, request, locks), {
         concurrency: request.concurrency ?? settings.concurrency
       })
       return [...reports, ...notActive].sort((a, b) => a.accountId.localeCompare(b.accountId))
-    }).pipe(Effect.withSpan("sync.run", { attributes: { mode: request.mode } }))
+    }).pipe(Effect.scoped, Effect.withSpan("sync.run", { attributes: { mode: request.mode } }))
 
   return SyncRunner.of({ run })
 })
