@@ -96,6 +96,8 @@ export const makeSyncRunner = Effect.gen(function* () {
   const makeLockSession = Effect.gen(function* () {
     const scope = yield* Effect.scope
     const current = yield* SynchronizedRef.make<Option.Option<SqlConnection.Connection>>(Option.none())
+    // one statement at a time on the shared session (a pg client must not be given overlapping queries)
+    const oneAtATime = yield* Effect.makeSemaphore(1)
     const session = SynchronizedRef.modifyEffect(current, (held) =>
       Option.isSome(held)
         ? Effect.succeed([held.value, held] as const)
@@ -103,6 +105,7 @@ export const makeSyncRunner = Effect.gen(function* () {
     )
     const execute = (statement: string, accountId: string) =>
       Effect.flatMap(session, (connection) => connection.execute(statement, [accountId], undefined)).pipe(
+        oneAtATime.withPermits(1),
         Effect.tapError((e) => (isConnectionLost(e) ? SynchronizedRef.set(current, Option.none()) : Effect.void))
       )
     /** Holds `accountId` until the caller's scope closes; false when another process holds it. */
