@@ -42,6 +42,7 @@ export const spawnCli = (args: ReadonlyArray<string>, env: Record<string, string
       Deferred.unsafeDone(exit, Effect.succeed({ code, stdout, stderr }))
     })
     return {
+      child,
       firstLine: Deferred.await(firstLine).pipe(Effect.timeoutFail({ duration: "30 seconds", onTimeout: () => `no stdout line within 30s; stderr: ${stderr}` }), Effect.orDie),
       exit: Deferred.await(exit).pipe(Effect.timeoutFail({ duration: "60 seconds", onTimeout: () => `no exit within 60s; stderr: ${stderr}` }), Effect.orDie)
     }
