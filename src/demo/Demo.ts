@@ -108,7 +108,7 @@ export const runDemo = (options: DemoOptions) =>
     })
     const auth = AuthServicesLive.pipe(Layer.provideMerge(settings), Layer.provideMerge(NodeHttpClient.layerUndici))
     const engine = SyncEngineLive.pipe(
-      Layer.provide(Layer.mergeAll(ProgressAuto, Layer.succeed(SyncSettings, defaultSyncSettings))),
+      Layer.provide(Layer.mergeAll(ProgressAuto, Layer.succeed(SyncSettings, { ...defaultSyncSettings, prefetch: !usingEmbedded }))),
       Layer.provideMerge(auth)
     )
     const services = Layer.provideMerge(engine, database)

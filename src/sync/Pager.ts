@@ -26,8 +26,8 @@ const at = (data: unknown, path: ReadonlyArray<string>): unknown =>
 /**
  * The pages of one stream's connection for one account, from `after`, always passing `first` (sized by the
  * account's CostBudget). Each node is decoded with the stream's Schema; the first node that fails ends the stream
- * with the account, stream, field and cursor. The next page is fetched while the current one lands (one page
- * ahead, no more): HTTP and Postgres overlap instead of taking turns. A prefetched page that is never landed
+ * with the account, stream, field and cursor. With `prefetch`, the next page is fetched while the current one lands
+ * (one page ahead, no more): HTTP and Postgres overlap instead of taking turns. A prefetched page that is never landed
  * (interruption, an incremental pass that stops) is simply dropped: its cursor was never stored.
  */
 export const pages = (options: {
@@ -35,6 +35,7 @@ export const pages = (options: {
   readonly stream: AnyStream
   readonly variables: Readonly<Record<string, unknown>>
   readonly after: string | null
+  readonly prefetch: boolean
 }) =>
   Effect.gen(function* () {
     const client = yield* ServiceClient
@@ -82,5 +83,5 @@ export const pages = (options: {
 
     return Stream.paginateEffect(options.after, (after) =>
       Effect.map(fetch(after), (page) => [page, page.hasNextPage ? Option.some(page.endCursor) : Option.none()] as const)
-    ).pipe(Stream.buffer({ capacity: 1 }))
+    ).pipe((all) => (options.prefetch ? Stream.buffer(all, { capacity: 1 }) : all))
   }).pipe(Stream.unwrap)

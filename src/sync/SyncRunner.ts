@@ -154,7 +154,7 @@ export const makeSyncRunner = Effect.gen(function* () {
             ? begun.checkpoint.highWaterMark.getTime() - Duration.toMillis(settings.incrementalOverlap)
             : undefined
         let passHighWater: number | undefined
-        yield* pages({ accountId, stream, variables, after: begun.cursor }).pipe(
+        yield* pages({ accountId, stream, variables, after: begun.cursor, prefetch: settings.prefetch }).pipe(
           Stream.mapEffect((page) =>
             Effect.gen(function* () {
               const updated = page.nodes.map((n) => Date.parse(stream.updatedAt(n.node)))

@@ -1,4 +1,5 @@
-import { Config, Context, Duration, Layer } from "effect"
+import { Config, Context, Duration, Layer, Option } from "effect"
+import { DatabaseConfig } from "../config.js"
 
 export interface SyncSettingsShape {
   /** Accounts synced at once. */
@@ -7,6 +8,11 @@ export interface SyncSettingsShape {
   readonly fullPassEvery: Duration.Duration
   /** An incremental pass reads back this far before the high-water mark (clock skew, same-second updates). */
   readonly incrementalOverlap: Duration.Duration
+  /**
+   * Fetch the next page while the current one lands. Off on the embedded Postgres (PGlite): it multiplexes one
+   * session over its connections, and statements overlapping from two connections are not safe there.
+   */
+  readonly prefetch: boolean
 }
 
 export class SyncSettings extends Context.Tag("account-sync/SyncSettings")<SyncSettings, SyncSettingsShape>() {}
@@ -14,7 +20,8 @@ export class SyncSettings extends Context.Tag("account-sync/SyncSettings")<SyncS
 export const defaultSyncSettings: SyncSettingsShape = {
   concurrency: 4,
   fullPassEvery: Duration.days(1),
-  incrementalOverlap: Duration.minutes(5)
+  incrementalOverlap: Duration.minutes(5),
+  prefetch: true
 }
 
 export const SyncSettingsConfig = Config.all({
@@ -23,7 +30,8 @@ export const SyncSettingsConfig = Config.all({
     Config.validate({ message: "SYNC_CONCURRENCY: expected a whole number of at least 1", validation: (n) => n >= 1 })
   ),
   fullPassEvery: Config.duration("SYNC_FULL_PASS_EVERY").pipe(Config.withDefault(defaultSyncSettings.fullPassEvery)),
-  incrementalOverlap: Config.duration("SYNC_INCREMENTAL_OVERLAP").pipe(Config.withDefault(defaultSyncSettings.incrementalOverlap))
+  incrementalOverlap: Config.duration("SYNC_INCREMENTAL_OVERLAP").pipe(Config.withDefault(defaultSyncSettings.incrementalOverlap)),
+  prefetch: Config.map(DatabaseConfig, (db) => Option.isSome(db.url))
 })
 
 export const SyncSettingsFromEnv = Layer.effect(SyncSettings, SyncSettingsConfig)
