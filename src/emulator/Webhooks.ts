@@ -29,19 +29,12 @@ export class WebhookAttemptFailed extends Data.TaggedError("WebhookAttemptFailed
 
 export const signWebhook = (rawBody: string, secret: string): string => crypto.createHmac("sha256", secret).update(rawBody).digest("base64")
 
-interface Delivery {
-  readonly id: string
-  readonly topic: string
-  readonly appId: string
-  readonly accountId: string
-  readonly url: string
-  readonly body: string
-  status: "pending" | "delivered" | "failed"
+/** A delivery as the emulator keeps it: the admin view, with its progress fields writable. */
+type Delivery = Omit<WebhookDeliveryInfo, "status" | "attempts" | "lastStatus" | "lastError"> & {
+  status: WebhookDeliveryInfo["status"]
   attempts: number
   lastStatus: number | undefined
   lastError: string | undefined
-  /** The id of the delivery this one re-sends, if any. */
-  readonly redeliveryOf: string | undefined
 }
 
 export type RunFork = <A, E>(effect: Effect.Effect<A, E>) => Fiber.RuntimeFiber<A, E>
@@ -130,16 +123,5 @@ export class Webhooks {
   }
 }
 
-const info = (d: Delivery): WebhookDeliveryInfo => ({
-  id: d.id,
-  topic: d.topic,
-  appId: d.appId,
-  accountId: d.accountId,
-  url: d.url,
-  body: d.body,
-  status: d.status,
-  attempts: d.attempts,
-  ...(d.lastStatus !== undefined ? { lastStatus: d.lastStatus } : {}),
-  ...(d.lastError !== undefined ? { lastError: d.lastError } : {}),
-  ...(d.redeliveryOf !== undefined ? { redeliveryOf: d.redeliveryOf } : {})
-})
+/** A snapshot for the admin API (the record itself goes on changing while it is retried). */
+const info = (d: Delivery): WebhookDeliveryInfo => ({ ...d })
