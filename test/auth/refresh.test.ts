@@ -36,11 +36,19 @@ const refreshes = (accountId: string) =>
 
 const account = (i: number) => Effect.map(TestEmulator, (e) => e.accounts[i]!.accountId)
 
-/** Our clock one minute before the stored token's `exp`: inside the refresh skew, not yet expired. */
+/**
+ * Our clock one minute before the stored token's `exp`: inside the refresh skew, not yet expired. The emulator's
+ * clock moves to the same instant, so the token a refresh issues is fresh on both clocks (a caller that reads it
+ * after the refresh committed must not see it inside the skew and refresh again).
+ */
 const nearExpiry = (accountId: string) =>
   Effect.gen(function* () {
     const stored = Option.getOrThrow(yield* rememberStored(accountId))
-    yield* TestClock.setTime(stored.expiresAt.getTime() - 60_000)
+    const target = stored.expiresAt.getTime() - 60_000
+    yield* TestClock.setTime(target)
+    const emulator = yield* TestEmulator
+    const { nowMs } = yield* emulator.admin.clock()
+    if (target > nowMs) yield* emulator.admin.advanceClock(Math.ceil((target - nowMs) / 1000))
     return stored
   })
 
@@ -67,6 +75,9 @@ layer(Stack, { excludeTestServices: true })("access tokens: single-flight refres
       expect(yield* refreshes(accountId)).toBe(before + 1)
       expect(new Set(results.map(Redacted.value)).size).toBe(1)
       expect(Redacted.value(results[0]!)).not.toBe(Redacted.value(stale.accessToken))
+      // a caller that arrives after the refresh committed reads the new token and does not refresh again
+      expect(Redacted.value(yield* tokens.get(accountId))).toBe(Redacted.value(results[0]!))
+      expect(yield* refreshes(accountId)).toBe(before + 1)
       const stored = Option.getOrThrow(yield* rememberStored(accountId))
       expect(Redacted.value(stored.accessToken)).toBe(Redacted.value(results[0]!))
       expect(stored.version).toBe(stale.version + 1)
