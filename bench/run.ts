@@ -1,6 +1,6 @@
 /**
  * `npm run bench [-- --quick] [-- --only budget,landing,memory,accounts] [-- --out file]`
- *   sizes: --landing-jobs N --budget-jobs N --floor S --memory-jobs N,M --concurrency a,b,c
+ *   sizes: --landing-jobs N --budget-jobs N --budget-max-points P --floor S --memory-jobs N,M --concurrency a,b,c
  * Prints a table and writes bench/results.json. See bench/README.md for the method.
  */
 import { NodeRuntime } from "@effect/platform-node"
@@ -23,6 +23,7 @@ const options: BenchOptions = {
   ...(flag("memory-jobs") ? { memoryJobs: flag("memory-jobs")!.split(",").map(Number) } : {}),
   ...(flag("landing-jobs") ? { landingJobs: Number(flag("landing-jobs")) } : {}),
   ...(flag("budget-jobs") ? { budgetJobs: Number(flag("budget-jobs")) } : {}),
+  ...(flag("budget-max-points") ? { budgetMaxPoints: Number(flag("budget-max-points")) } : {}),
   ...(flag("floor") ? { floorSec: Number(flag("floor")) } : {}),
   ...(flag("concurrency") ? { concurrencies: flag("concurrency")!.split(",").map(Number) } : {})
 }

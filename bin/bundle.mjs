@@ -1,6 +1,8 @@
-// The program runs from one ESM bundle of src/ (esbuild; packages in node_modules stay external imports), rebuilt
-// whenever a source file is newer than it: one path for dev, tests and the container, and plain Node at run time
-// (no TypeScript loader in memory). The bundle sits two levels below the root, like the sources, so the files they
+// The program runs from one ESM bundle of src/ and the packages it uses (esbuild), rebuilt whenever a source file or
+// the lockfile is newer than it: one path for dev, tests and the container, and plain Node at run time (no
+// TypeScript loader in memory). Bundling the packages keeps only the parts of them the program uses (importing the
+// `effect` index alone costs ~40 MB of heap and start-up); PGlite stays external, it loads its WebAssembly and data
+// files from beside its own modules. The bundle sits two levels below the root, like the sources, so the files they
 // find relative to themselves (sql/, schema/) resolve the same way.
 import { buildSync } from "esbuild"
 import * as fs from "node:fs"
@@ -10,6 +12,8 @@ import { fileURLToPath, pathToFileURL } from "node:url"
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
 const source = path.join(root, "src")
 const output = path.join(root, "dist", "app", "main.mjs")
+
+const lockfile = path.join(root, "package-lock.json")
 
 const newestSource = (dir) => {
   let newest = 0
@@ -23,7 +27,8 @@ const newestSource = (dir) => {
 /** The bundle's URL, (re)built first when it is missing or older than a source file. */
 export const ensureBundle = () => {
   const built = fs.existsSync(output) ? fs.statSync(output).mtimeMs : 0
-  if (!fs.existsSync(source) || built >= newestSource(source)) return pathToFileURL(output).href
+  const newest = Math.max(newestSource(source), fs.existsSync(lockfile) ? fs.statSync(lockfile).mtimeMs : 0)
+  if (!fs.existsSync(source) || built >= newest) return pathToFileURL(output).href
   fs.mkdirSync(path.dirname(output), { recursive: true })
   // several processes may start at once: each writes its own file, the rename is atomic
   const temporary = `${output}.${process.pid}.tmp`
@@ -34,7 +39,9 @@ export const ensureBundle = () => {
     platform: "node",
     format: "esm",
     target: "node20",
-    packages: "external",
+    external: ["@electric-sql/pglite", "@electric-sql/pglite-socket", "pg-native"],
+    // the CommonJS packages inside (pg, ...) require Node's built-in modules
+    banner: { js: "import { createRequire as __bundleRequire } from 'node:module'; const require = __bundleRequire(import.meta.url);" },
     logLevel: "error"
   })
   fs.renameSync(temporary, output)

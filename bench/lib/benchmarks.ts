@@ -222,6 +222,9 @@ export interface MemoryRun {
   readonly jobs: number
   readonly peakRssMb: number
   readonly seconds: number
+  /** CPU seconds of the backfill process (user, system), per 10,000 rows. */
+  readonly userSecPer10k?: number
+  readonly systemSecPer10k?: number
 }
 
 export const memoryRun = (emulator: EmulatorProcess, jobs: number) =>
@@ -239,7 +242,13 @@ export const memoryRun = (emulator: EmulatorProcess, jobs: number) =>
       const n = (yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM jobs WHERE account_id = ${accountId}`)[0]!.n
       if (n !== jobs) return yield* new BenchError({ step: "memory", reason: `the child landed ${n} rows, expected ${jobs}` })
       if (result.peakRssMb === undefined) return yield* new BenchError({ step: "memory", reason: "/usr/bin/time -v gave no maximum resident set size" })
-      return { jobs, peakRssMb: result.peakRssMb, seconds: result.wallMs / 1000 } satisfies MemoryRun
+      const per10k = (sec: number) => (sec * 10_000) / jobs
+      return {
+        jobs,
+        peakRssMb: result.peakRssMb,
+        seconds: result.wallMs / 1000,
+        ...(result.cpu ? { userSecPer10k: per10k(result.cpu.userSec), systemSecPer10k: per10k(result.cpu.systemSec) } : {})
+      } satisfies MemoryRun
     }).pipe(
       Effect.scoped,
       Effect.provide(connectorLayer({ settings, schema })),

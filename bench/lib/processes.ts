@@ -10,6 +10,8 @@ export interface ChildResult {
   readonly wallMs: number
   /** Peak RSS of the connector process in MB, when measured with /usr/bin/time -v. */
   readonly peakRssMb?: number
+  /** User and system CPU seconds of the connector process, when measured with /usr/bin/time -v. */
+  readonly cpu?: { readonly userSec: number; readonly systemSec: number }
   readonly stderrTail: string
 }
 
@@ -32,7 +34,16 @@ export const runConnectorChild = (args: ReadonlyArray<string>, env: Record<strin
     child.once("exit", (code, signal) => {
       const wallMs = performance.now() - started
       const kb = /Maximum resident set size \(kbytes\): (\d+)/.exec(tail)
-      resume(Effect.succeed({ code, signal, wallMs, stderrTail: tail, ...(kb ? { peakRssMb: Number(kb[1]) / 1024 } : {}) }))
+      const user = /User time \(seconds\): ([\d.]+)/.exec(tail)
+      const system = /System time \(seconds\): ([\d.]+)/.exec(tail)
+      resume(Effect.succeed({
+        code,
+        signal,
+        wallMs,
+        stderrTail: tail,
+        ...(kb ? { peakRssMb: Number(kb[1]) / 1024 } : {}),
+        ...(user && system ? { cpu: { userSec: Number(user[1]), systemSec: Number(system[1]) } } : {})
+      }))
     })
     return Effect.sync(() => void child.kill("SIGKILL"))
   })

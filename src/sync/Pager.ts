@@ -2,6 +2,7 @@ import { Effect, Option, ParseResult, Schema, Stream } from "effect"
 import { CostBudget } from "../api/CostBudget.js"
 import { ServiceClient } from "../api/ServiceClient.js"
 import { ConnectionShapeInvalid, NodeSchemaMismatch } from "./errors.js"
+import { nodeGuard } from "./nodeGuard.js"
 import type { AnyStream } from "./streams/StreamDefinition.js"
 import type { LandedNode } from "./Warehouse.js"
 
@@ -25,10 +26,12 @@ const at = (data: unknown, path: ReadonlyArray<string>): unknown =>
 
 /**
  * The pages of one stream's connection for one account, from `after`, always passing `first` (sized by the
- * account's CostBudget). Each node is decoded with the stream's Schema; the first node that fails ends the stream
- * with the account, stream, field and cursor. With `prefetch`, the next page is fetched while the current one lands
- * (one page ahead, no more): HTTP and Postgres overlap instead of taking turns. A prefetched page that is never landed
- * (interruption, an incremental pass that stops) is simply dropped: its cursor was never stored.
+ * account's CostBudget). Each node is checked against the stream's Schema (a compiled guard; Schema's decoder for
+ * the error); the first node that fails ends the stream with the account, stream, field and cursor.
+ * With `prefetch`, the next pages are fetched while the current one lands, two pages ahead and no more (one ahead
+ * was measured ~30% slower on 2 cores, where the emulator, Postgres and the connector take turns): HTTP and Postgres
+ * overlap instead of taking turns. A prefetched page that is never landed (interruption, an incremental pass that
+ * stops) is simply dropped: its cursor was never stored.
  */
 export const pages = (options: {
   readonly accountId: string
@@ -41,6 +44,7 @@ export const pages = (options: {
     const client = yield* ServiceClient
     const budget = yield* CostBudget
     const { accountId, stream } = options
+    const isNode = nodeGuard(stream.node)
     const decodeNode = Schema.decodeUnknownEither(stream.node, { errors: "first", onExcessProperty: "ignore" })
 
     const fetch = (after: string | null) =>
@@ -59,6 +63,10 @@ export const pages = (options: {
         }
         const nodes: Array<LandedNode> = []
         for (const raw of connection.right.nodes) {
+          if (isNode(raw)) {
+            nodes.push({ node: raw as LandedNode["node"], raw })
+            continue
+          }
           const decoded = decodeNode(raw)
           if (decoded._tag === "Left") {
             const issue = ParseResult.ArrayFormatter.formatErrorSync(decoded.left)[0]
@@ -83,5 +91,5 @@ export const pages = (options: {
 
     return Stream.paginateEffect(options.after, (after) =>
       Effect.map(fetch(after), (page) => [page, page.hasNextPage ? Option.some(page.endCursor) : Option.none()] as const)
-    ).pipe((all) => (options.prefetch ? Stream.buffer(all, { capacity: 1 }) : all))
+    ).pipe((all) => (options.prefetch ? Stream.buffer(all, { capacity: 2 }) : all))
   }).pipe(Stream.unwrap)

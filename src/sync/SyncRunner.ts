@@ -144,7 +144,7 @@ export const makeSyncRunner = Effect.gen(function* () {
         }))
 
       const body = Effect.gen(function* () {
-        const begun = yield* warehouse.beginPass(accountId, stream.name, kind, { restart: restart && mode === "backfill" })
+        const begun = yield* warehouse.beginPass(accountId, stream, kind, { restart: restart && mode === "backfill" })
         yield* Ref.set(resumed, begun.resumed)
         if (begun.resumed) yield* Effect.logInfo(`resuming the full pass from its checkpoint`)
         const variables =
@@ -154,6 +154,7 @@ export const makeSyncRunner = Effect.gen(function* () {
             ? begun.checkpoint.highWaterMark.getTime() - Duration.toMillis(settings.incrementalOverlap)
             : undefined
         let passHighWater: number | undefined
+        let progressWrittenAt = now
         yield* pages({ accountId, stream, variables, after: begun.cursor, prefetch: settings.prefetch }).pipe(
           Stream.mapEffect((page) =>
             Effect.gen(function* () {
@@ -194,7 +195,12 @@ export const makeSyncRunner = Effect.gen(function* () {
                   Effect.uninterruptible
                 )
               const c = yield* withBudget(landedCounts)
-              yield* runs.progress(runId, c)
+              // the run's row follows the pages at most once a second (its end writes the final counts)
+              const landedAt = yield* Clock.currentTimeMillis
+              if (landedAt - progressWrittenAt >= 1000) {
+                yield* runs.progress(runId, c)
+                progressWrittenAt = landedAt
+              }
               yield* progress.report({ accountId, stream: stream.name, kind, runId, counts: c, startedAtMs: now })
               return finishesPass
             })

@@ -53,11 +53,12 @@ export interface WarehouseShape {
   readonly checkpoint: (accountId: string, stream: string) => Effect.Effect<Option.Option<Checkpoint>, SqlError.SqlError>
   /**
    * Starts (or, for a full pass in progress and no `restart`, resumes) a pass; returns the cursor to page from.
-   * Starting a full pass forgets the ids the previous unfinished one had seen.
+   * Starting a full pass forgets the ids the previous unfinished one had seen; it records the ids it sees only when
+   * the account has live rows in the stream's table (otherwise its end has nothing to sweep).
    */
   readonly beginPass: (
     accountId: string,
-    stream: string,
+    stream: AnyStream,
     kind: PassKind,
     options?: { readonly restart?: boolean }
   ) => Effect.Effect<{ readonly cursor: string | null; readonly resumed: boolean; readonly checkpoint: Checkpoint }, SqlError.SqlError>
@@ -67,33 +68,84 @@ export interface WarehouseShape {
 
 export class Warehouse extends Context.Tag("account-sync/Warehouse")<Warehouse, WarehouseShape>() {}
 
-const arrayType: Record<ColumnType, string> = {
-  text: "text[]",
-  integer: "integer[]",
-  "double precision": "double precision[]",
-  boolean: "boolean[]",
-  timestamptz: "timestamptz[]"
+/**
+ * One statement lands a page: the checkpoint of the pass in progress moves to the page's cursor, the page's rows are
+ * upserted (unchanged rows are not rewritten) and, when the pass records them, their ids go to sync_pass_seen. One
+ * statement is one transaction: the rows and their cursor commit together, with one round trip.
+ * - The checkpoint UPDATE matches only while a pass of this kind is in progress, and everything else depends on it:
+ *   a page of a pass that ended is a retry of a page whose COMMIT went through but whose acknowledgement was lost
+ *   with the connection; it landed already (`open` is false), and landing a last page twice would sweep again.
+ * - The page travels as one JSON array ($2); Postgres takes the columns out of each element (`jsonb_to_record`,
+ *   named as the service names the fields) and keeps the element whole as `raw`: one parameter, no per-value
+ *   escaping on our side. $3, when not null, is the page again with `raw`'s own spelling of unstorable characters
+ *   (see sanitize.ts); element i of $3 is the raw of element i of $2.
+ * - A full pass pages by JOB_NUMBER, so rows behind its cursor edited while it runs (or between an interruption and
+ *   its resumption) are not seen by it; the newest updatedAt it saw can be later than those edits. Capping the mark
+ *   at the pass's start keeps them in reach of the next incremental pass. pass_started_at is our database's clock,
+ *   updatedAt the service's: the incremental overlap (minutes) absorbs the skew. An incremental pass moves its mark
+ *   only when it ends.
+ * Parameters: $1 account, $2 page, $3 raw page or null, $4 stream, $5 pass kind, $6 end cursor or null, $7 the
+ * page's high-water mark or null.
+ */
+const pageStatement = (stream: AnyStream) => {
+  const cols = stream.columns.map((c) => c.column)
+  const pageCols = ["id", ...cols, "raw"]
+  const record = ["id text", ...stream.columns.map((c) => `"${c.field}" ${c.type}`)].join(", ")
+  return `
+    WITH pass AS (
+      UPDATE sync_checkpoints SET
+        cursor = COALESCE($6, cursor),
+        high_water_mark = CASE WHEN $5 = 'full'
+          THEN LEAST(GREATEST(high_water_mark, $7::timestamptz), pass_started_at) ELSE high_water_mark END,
+        updated_at = now()
+      WHERE account_id = $1 AND stream = $4 AND pass_kind = $5
+      RETURNING tracks_seen
+    ), page AS (
+      SELECT node, i FROM jsonb_array_elements($2::jsonb) WITH ORDINALITY AS e(node, i)
+    ), landed AS (
+      INSERT INTO ${stream.table} AS t (account_id, ${pageCols.join(", ")})
+      SELECT $1, r.id, ${stream.columns.map((c) => `r."${c.field}"`).join(", ")}, COALESCE($3::jsonb -> (e.i - 1)::int, e.node)
+      FROM page AS e
+      CROSS JOIN LATERAL jsonb_to_record(e.node) AS r(${record})
+      WHERE EXISTS (SELECT 1 FROM pass)
+      ON CONFLICT (account_id, id) DO UPDATE SET
+        ${[...cols, "raw"].map((c) => `${c} = EXCLUDED.${c}`).join(", ")}, synced_at = now(), deleted_at = NULL
+      WHERE (${[...cols, "raw"].map((c) => `t.${c}`).join(", ")}, t.deleted_at)
+        IS DISTINCT FROM (${[...cols, "raw"].map((c) => `EXCLUDED.${c}`).join(", ")}, NULL::timestamptz)
+      RETURNING t.id
+    ), seen AS (
+      INSERT INTO sync_pass_seen (account_id, stream, id)
+      SELECT $1, $4, node ->> 'id' FROM page
+      WHERE $5 = 'full' AND (SELECT tracks_seen FROM pass)
+      ON CONFLICT DO NOTHING
+    )
+    SELECT EXISTS (SELECT 1 FROM pass) AS open, (SELECT tracks_seen FROM pass) AS tracks_seen,
+      (SELECT count(*) FROM landed)::int AS written`
 }
 
-/** `INSERT ... SELECT FROM unnest(...) ON CONFLICT DO UPDATE ... WHERE changed`, built once per stream. */
-const upsertStatement = (stream: AnyStream) => {
-  const cols = stream.columns.map((c) => c.column)
-  const unnestArgs = [
-    "$2::text[]",
-    ...stream.columns.map((c, i) => `$${i + 3}::${arrayType[c.type]}`),
-    `$${stream.columns.length + 3}::jsonb[]`
-  ]
-  const pageCols = ["id", ...cols, "raw"]
-  const t = stream.table
-  return `
-    INSERT INTO ${t} AS t (account_id, ${pageCols.join(", ")})
-    SELECT $1, ${pageCols.map((c) => `p.${c}`).join(", ")}
-    FROM unnest(${unnestArgs.join(", ")}) AS p(${pageCols.join(", ")})
-    ON CONFLICT (account_id, id) DO UPDATE SET
-      ${[...cols, "raw"].map((c) => `${c} = EXCLUDED.${c}`).join(", ")}, synced_at = now(), deleted_at = NULL
-    WHERE (${[...cols, "raw"].map((c) => `t.${c}`).join(", ")}, t.deleted_at)
-      IS DISTINCT FROM (${[...cols, "raw"].map((c) => `EXCLUDED.${c}`).join(", ")}, NULL::timestamptz)
-    RETURNING t.id`
+const columnValue = (type: ColumnType, value: unknown): unknown =>
+  value === undefined || value === null ? null : type === "text" && typeof value === "string" ? sanitizeText(value) : value
+
+/**
+ * The page's parameters: the nodes as one JSON array and, only when some string cannot be stored as sent, the raw
+ * nodes spelled for `raw`. JSON.stringify escapes exactly the characters Postgres refuses (NUL, lone surrogates) as
+ * `\u0000` / `\udXXX`, so a page whose JSON has no such escape is stored as sent; one that has (or only seems to)
+ * is sanitized node by node.
+ */
+const mayBeUnstorable = /\\u0000|\\ud[89a-f]/i
+
+const pageParams = (stream: AnyStream, nodes: ReadonlyArray<LandedNode>): readonly [string, string | null] => {
+  const sent = nodes.every((n) => n.node === n.raw)
+  if (sent) {
+    const json = JSON.stringify(nodes.map((n) => n.raw))
+    if (!mayBeUnstorable.test(json)) return [json, null]
+  }
+  const columns = nodes.map((n) => {
+    const out: Record<string, unknown> = { id: n.node.id }
+    for (const c of stream.columns) out[c.field] = columnValue(c.type, n.node[c.field])
+    return out
+  })
+  return [JSON.stringify(columns), JSON.stringify(nodes.map((n) => sanitizeJson(n.raw)))]
 }
 
 /**
@@ -115,15 +167,12 @@ export const sweepStatement = (stream: AnyStream) => `
  */
 export const sweepPlannerSettings = "SET LOCAL enable_nestloop = off"
 
-const columnValue = (type: ColumnType, value: unknown): unknown =>
-  value === undefined || value === null ? null : type === "text" && typeof value === "string" ? sanitizeText(value) : value
-
 export const makeWarehouse = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   const statements = new Map<string, string>()
-  const upsertFor = (stream: AnyStream) => {
+  const pageStatementFor = (stream: AnyStream) => {
     let s = statements.get(stream.name)
-    if (s === undefined) statements.set(stream.name, (s = upsertStatement(stream)))
+    if (s === undefined) statements.set(stream.name, (s = pageStatement(stream)))
     return s
   }
 
@@ -146,7 +195,7 @@ export const makeWarehouse = Effect.gen(function* () {
   const checkpoint: WarehouseShape["checkpoint"] = (accountId, stream) => retryOnConnectionLoss(readCheckpoint(accountId, stream))
 
   // retried whole: a repeat after a lost COMMIT acknowledgement finds the pass it had started (a full one resumes)
-  const beginPass: WarehouseShape["beginPass"] = (accountId, stream, kind, options) =>
+  const beginPass: WarehouseShape["beginPass"] = (accountId, { name: stream, table }, kind, options) =>
     retryOnConnectionLoss(sql.withTransaction(
       Effect.gen(function* () {
         const current = yield* readCheckpoint(accountId, stream)
@@ -154,84 +203,75 @@ export const makeWarehouse = Effect.gen(function* () {
           return { cursor: current.value.cursor, resumed: true, checkpoint: current.value }
         }
         if (kind === "full") yield* sql`DELETE FROM sync_pass_seen WHERE account_id = ${accountId} AND stream = ${stream}`
+        const tracksSeen = kind === "full"
+          ? sql`EXISTS (SELECT 1 FROM ${sql(table)} WHERE account_id = ${accountId} AND deleted_at IS NULL)`
+          : sql`false`
         yield* sql`
-          INSERT INTO sync_checkpoints (account_id, stream, pass_kind, cursor, pass_started_at, updated_at)
-          VALUES (${accountId}, ${stream}, ${kind}, NULL, now(), now())
+          INSERT INTO sync_checkpoints (account_id, stream, pass_kind, cursor, pass_started_at, tracks_seen, updated_at)
+          VALUES (${accountId}, ${stream}, ${kind}, NULL, now(), ${tracksSeen}, now())
           ON CONFLICT (account_id, stream) DO UPDATE SET
-            pass_kind = EXCLUDED.pass_kind, cursor = NULL, pass_started_at = now(), updated_at = now()`
+            pass_kind = EXCLUDED.pass_kind, cursor = NULL, pass_started_at = now(), tracks_seen = EXCLUDED.tracks_seen,
+            updated_at = now()`
         const started = yield* readCheckpoint(accountId, stream)
         return { cursor: null, resumed: false, checkpoint: Option.getOrThrow(started) }
       })
     ))
 
+  const landRows = (page: PageToLand, nodes: ReadonlyArray<LandedNode>) =>
+    Effect.map(
+      sql.unsafe<{ open: boolean; tracks_seen: boolean | null; written: number }>(pageStatementFor(page.stream), [
+        page.accountId,
+        ...pageParams(page.stream, nodes),
+        page.stream.name,
+        page.kind,
+        page.endCursor,
+        page.highWaterMark
+      ]),
+      (rows) => rows[0]!
+    )
+
+  /** The pass's end, in the transaction of its last page: the sweep (full pass) or the mark (incremental). */
+  const finishPass = (page: PageToLand, tracksSeen: boolean) =>
+    Effect.gen(function* () {
+      const { accountId, stream } = page
+      if (page.kind === "incremental") {
+        yield* sql`
+          UPDATE sync_checkpoints SET pass_kind = NULL, cursor = NULL,
+            high_water_mark = GREATEST(high_water_mark, ${page.highWaterMark}::timestamptz), updated_at = now()
+          WHERE account_id = ${accountId} AND stream = ${stream.name}`
+        return 0
+      }
+      let deleted = 0
+      if (tracksSeen) {
+        yield* sql.unsafe(sweepPlannerSettings)
+        deleted = (yield* sql.unsafe<{ id: string }>(sweepStatement(stream), [accountId, stream.name])).length
+        yield* sql`DELETE FROM sync_pass_seen WHERE account_id = ${accountId} AND stream = ${stream.name}`
+      }
+      yield* sql`
+        UPDATE sync_checkpoints SET pass_kind = NULL, cursor = NULL, last_full_pass_at = pass_started_at, updated_at = now()
+        WHERE account_id = ${accountId} AND stream = ${stream.name}`
+      return deleted
+    })
+
   const landPage: WarehouseShape["landPage"] = (page) => {
-    const { accountId, stream, kind } = page
+    // one row per id: an upsert cannot change the same row twice in one statement
     const unique = [...new Map(page.nodes.map((n) => [n.node.id, n] as const)).values()]
-    return sql
-      .withTransaction(
-        Effect.gen(function* () {
-          // The checkpoint row, locked for the transaction. A page of a pass that is no longer in progress is a
-          // retry of a page whose COMMIT went through but whose acknowledgement was lost with the connection:
-          // it landed already, and landing the last page twice would sweep again against an emptied seen set.
-          const open = yield* sql<{ pass_kind: string | null }>`
-            SELECT pass_kind FROM sync_checkpoints WHERE account_id = ${accountId} AND stream = ${stream.name} FOR UPDATE`
-          if (open[0]?.pass_kind !== kind) return { written: 0, deleted: 0 }
-          let written = 0
-          if (unique.length > 0) {
-            const params: Array<unknown> = [
-              accountId,
-              unique.map((n) => n.node.id),
-              ...stream.columns.map((c) => unique.map((n) => columnValue(c.type, n.node[c.field]))),
-              unique.map((n) => JSON.stringify(sanitizeJson(n.raw)))
-            ]
-            written = (yield* sql.unsafe(upsertFor(stream), params)).length
-            if (kind === "full") {
-              yield* sql.unsafe(
-                `INSERT INTO sync_pass_seen (account_id, stream, id) SELECT $1, $2, unnest($3::text[]) ON CONFLICT DO NOTHING`,
-                [accountId, stream.name, unique.map((n) => n.node.id)]
-              )
-            }
-          }
-          // A full pass pages by JOB_NUMBER, so rows behind its cursor edited while it runs (or between an
-          // interruption and its resumption) are not seen by it; the newest updatedAt it saw can be later than those
-          // edits. Capping the mark at the pass's start keeps them in reach of the next incremental pass.
-          // pass_started_at is our database's clock, updatedAt the service's: the incremental overlap (minutes)
-          // absorbs the skew between the two.
-          yield* sql`
-            UPDATE sync_checkpoints SET
-              cursor = COALESCE(${page.endCursor}, cursor),
-              high_water_mark = ${
-                kind === "full"
-                  ? sql`LEAST(GREATEST(high_water_mark, ${page.highWaterMark}::timestamptz), pass_started_at)`
-                  : sql`high_water_mark`
-              },
-              updated_at = now()
-            WHERE account_id = ${accountId} AND stream = ${stream.name}`
-          let deleted = 0
-          if (page.finishesPass && kind === "full") {
-            yield* sql.unsafe(sweepPlannerSettings)
-            const swept = yield* sql.unsafe<{ id: string }>(sweepStatement(stream), [accountId, stream.name])
-            deleted = swept.length
-            yield* sql`DELETE FROM sync_pass_seen WHERE account_id = ${accountId} AND stream = ${stream.name}`
-            yield* sql`
-              UPDATE sync_checkpoints SET pass_kind = NULL, cursor = NULL, last_full_pass_at = pass_started_at, updated_at = now()
-              WHERE account_id = ${accountId} AND stream = ${stream.name}`
-          } else if (page.finishesPass) {
-            yield* sql`
-              UPDATE sync_checkpoints SET pass_kind = NULL, cursor = NULL,
-                high_water_mark = GREATEST(high_water_mark, ${page.highWaterMark}::timestamptz), updated_at = now()
-              WHERE account_id = ${accountId} AND stream = ${stream.name}`
-          }
-          return { written, deleted }
-        })
-      )
-      .pipe(
-        // a page that reached the database finishes (or rolls back) even when the run is being interrupted
-        Effect.uninterruptible,
-        // the transaction committed whole or not at all, and a repeat of a committed one changes nothing
-        retryOnConnectionLoss,
-        Effect.withSpan("Warehouse.landPage", { attributes: { accountId, stream: stream.name, rows: unique.length } })
-      )
+    const landing = page.finishesPass
+      ? sql.withTransaction(
+          Effect.gen(function* () {
+            const landed = yield* landRows(page, unique)
+            if (!landed.open) return { written: 0, deleted: 0 }
+            return { written: landed.written, deleted: yield* finishPass(page, landed.tracks_seen === true) }
+          })
+        )
+      : Effect.map(landRows(page, unique), (landed) => ({ written: landed.written, deleted: 0 }))
+    return landing.pipe(
+      // a page that reached the database finishes (or rolls back) even when the run is being interrupted
+      Effect.uninterruptible,
+      // the page committed whole or not at all, and a repeat of a committed one changes nothing
+      retryOnConnectionLoss,
+      Effect.withSpan("Warehouse.landPage", { attributes: { accountId: page.accountId, stream: page.stream.name, rows: unique.length } })
+    )
   }
 
   return Warehouse.of({ checkpoint, beginPass, landPage })

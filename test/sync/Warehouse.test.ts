@@ -24,7 +24,7 @@ layer(TestLayer)("Warehouse", (it) => {
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
       const warehouse = yield* Warehouse
-      yield* warehouse.beginPass("acc-1", "jobs", "full")
+      yield* warehouse.beginPass("acc-1", jobsStream, "full")
       const first = yield* warehouse.landPage(page("acc-1", landed([job(1), job(2), job(3)]), { cursor: "c1" }))
       expect(first).toEqual({ written: 3, deleted: 0 })
       const cp = yield* warehouse.checkpoint("acc-1", "jobs")
@@ -52,7 +52,7 @@ layer(TestLayer)("Warehouse", (it) => {
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
       const warehouse = yield* Warehouse
-      yield* warehouse.beginPass("acc-nul", "jobs", "full")
+      yield* warehouse.beginPass("acc-nul", jobsStream, "full")
       const nasty = job(7, { title: "before\u0000after", instructions: "x\u0000", defaultVisitTitle: "lone \uD800 surrogate" })
       expect(yield* warehouse.landPage(page("acc-nul", landed([nasty]), { cursor: "c" }))).toEqual({ written: 1, deleted: 0 })
       const [row] = yield* sql<{ title: string; instructions: string; default_visit_title: string; raw: Record<string, unknown> }>`
@@ -71,7 +71,7 @@ layer(TestLayer)("Warehouse", (it) => {
       const sql = yield* SqlClient.SqlClient
       const warehouse = yield* Warehouse
       for (const account of ["acc-a", "acc-b"]) {
-        yield* warehouse.beginPass(account, "jobs", "full")
+        yield* warehouse.beginPass(account, jobsStream, "full")
         yield* warehouse.landPage(page(account, landed([job(42, { title: `in ${account}` })]), { cursor: "c" }))
       }
       const rows = yield* sql<{ account_id: string; title: string }>`
@@ -86,7 +86,7 @@ layer(TestLayer)("Warehouse", (it) => {
       const warehouse = yield* Warehouse
       const deletedOf = () =>
         sql<{ id: string; deleted: boolean }>`SELECT id, deleted_at IS NOT NULL AS deleted FROM jobs WHERE account_id = 'acc-sweep' ORDER BY job_number`
-      yield* warehouse.beginPass("acc-sweep", "jobs", "full")
+      yield* warehouse.beginPass("acc-sweep", jobsStream, "full")
       yield* warehouse.landPage(page("acc-sweep", landed([job(1), job(2)]), { cursor: "c1" }))
       yield* warehouse.landPage(page("acc-sweep", landed([job(3)]), { cursor: "c2", last: true }))
       expect((yield* deletedOf()).map((r) => r.deleted)).toEqual([false, false, false])
@@ -96,27 +96,48 @@ layer(TestLayer)("Warehouse", (it) => {
       expect(done.highWaterMark?.toISOString()).toBe("2025-01-01T00:03:00.000Z")
 
       // second pass: job 2 is gone; the unchanged jobs 1 and 3 are not rewritten, yet count as seen
-      yield* warehouse.beginPass("acc-sweep", "jobs", "full")
+      yield* warehouse.beginPass("acc-sweep", jobsStream, "full")
       yield* warehouse.landPage(page("acc-sweep", landed([job(1)]), { cursor: "c1" }))
       const end = yield* warehouse.landPage(page("acc-sweep", landed([job(3)]), { cursor: "c2", last: true }))
       expect(end).toEqual({ written: 0, deleted: 1 })
       expect((yield* deletedOf()).map((r) => r.deleted)).toEqual([false, true, false])
 
-      yield* warehouse.beginPass("acc-sweep", "jobs", "full")
+      yield* warehouse.beginPass("acc-sweep", jobsStream, "full")
       const back = yield* warehouse.landPage(page("acc-sweep", landed([job(1), job(2), job(3)]), { cursor: "c9", last: true }))
       expect(back).toEqual({ written: 1, deleted: 0 })
       expect((yield* deletedOf()).map((r) => r.deleted)).toEqual([false, false, false])
     })
   )
 
+  it.effect("a full pass over an account without live rows records no seen ids; one over an account with rows does", () =>
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const warehouse = yield* Warehouse
+      const seenCount = () =>
+        Effect.map(sql<{ n: number }>`SELECT count(*)::int AS n FROM sync_pass_seen WHERE account_id = 'acc-first'`, (r) => r[0]!.n)
+      yield* warehouse.beginPass("acc-first", jobsStream, "full")
+      yield* warehouse.landPage(page("acc-first", landed([job(1), job(2)]), { cursor: "c1" }))
+      expect(yield* seenCount()).toBe(0)
+      // resumed after an interruption, it still records none, and its end has nothing to sweep
+      expect((yield* warehouse.beginPass("acc-first", jobsStream, "full")).resumed).toBe(true)
+      expect(yield* warehouse.landPage(page("acc-first", landed([job(3)]), { cursor: "c2", last: true }))).toEqual({ written: 1, deleted: 0 })
+
+      yield* warehouse.beginPass("acc-first", jobsStream, "full")
+      yield* warehouse.landPage(page("acc-first", landed([job(1), job(3)]), { cursor: "c1" }))
+      expect(yield* seenCount()).toBe(2)
+      expect(yield* warehouse.landPage(page("acc-first", landed([]), { last: true }))).toEqual({ written: 0, deleted: 1 })
+      expect(yield* seenCount()).toBe(0)
+    })
+  )
+
   it.effect("a full pass in progress resumes from its cursor; restart forgets it", () =>
     Effect.gen(function* () {
       const warehouse = yield* Warehouse
-      yield* warehouse.beginPass("acc-resume", "jobs", "full")
+      yield* warehouse.beginPass("acc-resume", jobsStream, "full")
       yield* warehouse.landPage(page("acc-resume", landed([job(1)]), { cursor: "after-1" }))
-      const resumed = yield* warehouse.beginPass("acc-resume", "jobs", "full")
+      const resumed = yield* warehouse.beginPass("acc-resume", jobsStream, "full")
       expect([resumed.resumed, resumed.cursor]).toEqual([true, "after-1"])
-      const restarted = yield* warehouse.beginPass("acc-resume", "jobs", "full", { restart: true })
+      const restarted = yield* warehouse.beginPass("acc-resume", jobsStream, "full", { restart: true })
       expect([restarted.resumed, restarted.cursor]).toEqual([false, null])
     })
   )
@@ -124,11 +145,11 @@ layer(TestLayer)("Warehouse", (it) => {
   it.effect("an incremental pass moves the high-water mark only when it ends", () =>
     Effect.gen(function* () {
       const warehouse = yield* Warehouse
-      yield* warehouse.beginPass("acc-inc", "jobs", "full")
+      yield* warehouse.beginPass("acc-inc", jobsStream, "full")
       yield* warehouse.landPage(page("acc-inc", landed([job(1)]), { cursor: "c", last: true }))
       const hwm = () => Effect.map(warehouse.checkpoint("acc-inc", "jobs"), (c) => Option.getOrThrow(c).highWaterMark?.toISOString())
       expect(yield* hwm()).toBe("2025-01-01T00:01:00.000Z")
-      yield* warehouse.beginPass("acc-inc", "jobs", "incremental")
+      yield* warehouse.beginPass("acc-inc", jobsStream, "incremental")
       yield* warehouse.landPage(page("acc-inc", landed([job(50)]), { cursor: "i1", kind: "incremental" }))
       expect(yield* hwm()).toBe("2025-01-01T00:01:00.000Z")
       yield* warehouse.landPage(page("acc-inc", landed([job(50), job(2)]), { cursor: "i2", kind: "incremental", last: true }))
@@ -140,7 +161,10 @@ layer(TestLayer)("Warehouse", (it) => {
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
       const warehouse = yield* Warehouse
-      yield* warehouse.beginPass("acc-crash", "jobs", "full")
+      // an earlier pass left a row: this pass records the ids it sees
+      yield* warehouse.beginPass("acc-crash", jobsStream, "full")
+      yield* warehouse.landPage(page("acc-crash", landed([job(1)]), { cursor: "c0", last: true }))
+      yield* warehouse.beginPass("acc-crash", jobsStream, "full")
       yield* warehouse.landPage(page("acc-crash", landed([job(1)]), { cursor: "c1" }))
       // the checkpoint statement, which runs after the rows are upserted, fails for this account
       yield* sql.unsafe(`
@@ -165,26 +189,27 @@ layer(TestLayer)("Warehouse", (it) => {
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
       const warehouse = yield* Warehouse
-      yield* warehouse.beginPass("acc-kill", "jobs", "full")
-      // the upsert of this account's rows pauses, so the session can be terminated between statements
+      yield* warehouse.beginPass("acc-kill", jobsStream, "full")
+      // the checkpoint statement, after the upsert of the page's rows, pauses, so the session can be terminated between
+      // statements
       yield* sql.unsafe(`
         CREATE FUNCTION pause_kill() RETURNS trigger LANGUAGE plpgsql AS $$
         BEGIN
-          IF NEW.account_id = 'acc-kill' THEN PERFORM pg_sleep(30); END IF;
+          IF NEW.account_id = 'acc-kill' AND NEW.cursor = 'c1' THEN PERFORM pg_sleep(30); END IF;
           RETURN NEW;
         END $$;
-        CREATE TRIGGER pause_kill AFTER INSERT ON sync_pass_seen FOR EACH ROW EXECUTE FUNCTION pause_kill();`)
+        CREATE TRIGGER pause_kill AFTER UPDATE ON sync_checkpoints FOR EACH ROW EXECUTE FUNCTION pause_kill();`)
       const landing = yield* Effect.fork(warehouse.landPage(page("acc-kill", landed([job(1), job(2)]), { cursor: "c1" })))
       let killed = 0
       for (let i = 0; i < 100 && killed === 0; i++) {
         yield* TestServices.provideLive(Effect.sleep("50 millis"))
         const rows = yield* sql<{ n: number }>`
           SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity
-          WHERE wait_event = 'PgSleep' AND query LIKE '%sync_pass_seen%' AND pid <> pg_backend_pid()`
+          WHERE wait_event = 'PgSleep' AND query LIKE '%UPDATE sync_checkpoints%' AND pid <> pg_backend_pid()`
         killed = rows[0]!.n
       }
       expect(killed).toBe(1)
-      yield* sql.unsafe(`DROP TRIGGER pause_kill ON sync_pass_seen; DROP FUNCTION pause_kill();`)
+      yield* sql.unsafe(`DROP TRIGGER pause_kill ON sync_checkpoints; DROP FUNCTION pause_kill();`)
       // the retry waits on the (test) clock: until then, nothing of the killed transaction is there
       expect(yield* sql`SELECT id FROM jobs WHERE account_id = 'acc-kill'`).toEqual([])
       expect(Option.getOrThrow(yield* warehouse.checkpoint("acc-kill", "jobs")).cursor).toBeNull()

@@ -1,7 +1,7 @@
 import type { DocumentNode } from "graphql"
 import type { Schema } from "effect"
 
-/** Postgres types a mapped column can have; the Warehouse builds its `unnest` upsert from them. */
+/** Postgres types a mapped column can have; the Warehouse takes each column out of the page JSON as that type. */
 export type ColumnType = "text" | "integer" | "double precision" | "boolean" | "timestamptz"
 
 export interface Column {
