@@ -91,6 +91,14 @@ const describeCause = (cause: unknown): string => {
   return String(cause)
 }
 
+/** A document's query text, printed once: every page of a stream sends the same document. */
+const printed = new WeakMap<DocumentNode, string>()
+const queryText = (document: DocumentNode) => {
+  let text = printed.get(document)
+  if (text === undefined) printed.set(document, (text = print(document)))
+  return text
+}
+
 export const makeGraphqlTransport = Effect.gen(function* () {
   const settings = yield* ServiceSettings
   const http = yield* HttpClient.HttpClient
@@ -103,7 +111,7 @@ export const makeGraphqlTransport = Effect.gen(function* () {
     const request = HttpClientRequest.post(endpoint).pipe(
       HttpClientRequest.bearerToken(Redacted.value(token)),
       HttpClientRequest.setHeaders({ "X-SERVICE-GRAPHQL-VERSION": settings.graphqlVersion, Accept: "application/json" }),
-      HttpClientRequest.bodyUnsafeJson({ query: print(document), operationName: operation, variables })
+      HttpClientRequest.bodyUnsafeJson({ query: queryText(document), operationName: operation, variables })
     )
     return Effect.gen(function* () {
       const response = yield* http.execute(request).pipe(Effect.mapError((e) => transient(describeCause(e))))

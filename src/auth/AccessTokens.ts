@@ -8,7 +8,10 @@ import type { AccessTokenError } from "./errors.js"
 export class AccessTokens extends Context.Tag("account-sync/AccessTokens")<
   AccessTokens,
   {
-    /** The stored token while its JWT `exp` is more than the skew away; otherwise a refreshed one. */
+    /**
+     * The stored token while its JWT `exp` is more than the skew away; otherwise a refreshed one. The live layer
+     * keeps a usable token in memory for up to a second before it reads the connection and the store again.
+     */
     readonly get: (accountId: string) => Effect.Effect<Redacted.Redacted<string>, AccessTokenError>
     /**
      * After the GraphQL endpoint answered 401 for `rejected`: refresh once (or reuse the token another fiber or

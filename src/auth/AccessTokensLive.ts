@@ -16,7 +16,14 @@ type Trigger = { readonly _tag: "Stale"; readonly version: number } | { readonly
  * re-read after the lock so a refresh another process already made is reused. The lock is held across the
  * token endpoint call on purpose; the call is bounded by the request timeout and the retry schedule.
  * Database failures and an undecryptable store are defects here: nothing a caller could do per account.
+ *
+ * A usable token is kept in memory and served for up to `recheckAfterMs` before the connection's status and the
+ * store are read again (a sync asks for the token before every page: two statements and a decryption per page
+ * otherwise). A connection revoked or disconnected elsewhere is therefore noticed within that time, or at once when
+ * the service rejects the token (401: refreshAfterRejection drops the entry and goes to the database).
  */
+export const recheckAfterMs = 1000
+
 export const AccessTokensLive = Layer.effect(
   AccessTokens,
   Effect.gen(function* () {
@@ -26,6 +33,9 @@ export const AccessTokensLive = Layer.effect(
     const settings = yield* ServiceSettings
     const skewMs = Duration.toMillis(settings.refreshSkew)
     const inflight = new Map<string, Deferred.Deferred<Redacted.Redacted<string>, AccessTokenError>>()
+    const recent = new Map<string, { readonly token: Redacted.Redacted<string>; readonly expiresAtMs: number; readonly readAtMs: number }>()
+    const remember = (accountId: string, tokens: StoredTokens, nowMs: number) =>
+      recent.set(accountId, { token: tokens.accessToken, expiresAtMs: tokens.expiresAt.getTime(), readAtMs: nowMs })
 
     const statusOf = (accountId: string) =>
       sql<{ status: string }>`SELECT status FROM connections WHERE account_id = ${accountId}`.pipe(
@@ -91,6 +101,7 @@ export const AccessTokensLive = Layer.effect(
           )
           if ("_tag" in issued) return issued
           const written = yield* store.write(accountId, issued, "refresh")
+          remember(accountId, written, nowMs)
           yield* Metric.increment(Metrics.forAccount(Metrics.tokenRefreshes, accountId))
           yield* Effect.logInfo(`refreshed the access token (valid until ${written.expiresAt.toISOString()})`)
           return written.accessToken
@@ -101,6 +112,7 @@ export const AccessTokensLive = Layer.effect(
           Redacted.isRedacted(result) ? Effect.succeed(result) : Effect.fail(new TokenRefused({ accountId, reason: result.reason }))
         ),
         Effect.catchTags({ SqlError: Effect.die, TokenKeyMismatch: Effect.die }),
+        Effect.onError(() => Effect.sync(() => recent.delete(accountId))),
         Effect.tapError((e) =>
           e._tag === "NotConnected" ? Effect.void : Metric.increment(Metrics.forAccount(Metrics.tokenRefreshFailures, accountId))
         ),
@@ -111,17 +123,28 @@ export const AccessTokensLive = Layer.effect(
 
     const get = (accountId: string) =>
       Effect.gen(function* () {
+        const nowMs = yield* Clock.currentTimeMillis
+        const kept = recent.get(accountId)
+        if (kept && nowMs - kept.readAtMs < recheckAfterMs && nowMs >= kept.readAtMs && kept.expiresAtMs - nowMs > skewMs) {
+          return kept.token
+        }
+        recent.delete(accountId)
         const status = yield* Effect.orDie(statusOf(accountId))
         if (status !== "active") return yield* new NotConnected({ accountId, status })
         const current = yield* store.read(accountId).pipe(Effect.catchTags({ SqlError: Effect.die, TokenKeyMismatch: Effect.die }))
         if (Option.isNone(current)) return yield* new NotConnected({ accountId, status: "active, without tokens" })
-        const nowMs = yield* Clock.currentTimeMillis
-        if (isUsable(current.value, nowMs, skewMs)) return current.value.accessToken
+        if (isUsable(current.value, nowMs, skewMs)) {
+          remember(accountId, current.value, nowMs)
+          return current.value.accessToken
+        }
         return yield* singleFlight(accountId, refreshLocked(accountId, { _tag: "Stale", version: current.value.version }))
       })
 
     const refreshAfterRejection = (accountId: string, rejected: Redacted.Redacted<string>) =>
-      singleFlight(accountId, refreshLocked(accountId, { _tag: "Rejected", token: Redacted.value(rejected) }))
+      Effect.zipRight(
+        Effect.sync(() => recent.delete(accountId)),
+        singleFlight(accountId, refreshLocked(accountId, { _tag: "Rejected", token: Redacted.value(rejected) }))
+      )
 
     return { get, refreshAfterRejection }
   })

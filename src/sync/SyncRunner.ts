@@ -6,7 +6,7 @@ import { AccountQuery } from "../api/documents.js"
 import { ServiceClient } from "../api/ServiceClient.js"
 import { Connections } from "../auth/Connections.js"
 import { isConnectionLost, retryOnConnectionLoss } from "./connectionRetry.js"
-import { pages } from "./Pager.js"
+import { type Page, pageBatches, pages } from "./Pager.js"
 import { Progress } from "./Progress.js"
 import { type RunCounts, type RunOutcome, Runs, zeroCounts } from "./Runs.js"
 import { allStreams } from "./streams/index.js"
@@ -155,39 +155,56 @@ export const makeSyncRunner = Effect.gen(function* () {
             : undefined
         let passHighWater: number | undefined
         let progressWrittenAt = now
-        yield* pages({ accountId, stream, variables, after: begun.cursor, prefetch: settings.prefetch }).pipe(
-          Stream.mapEffect((page) =>
+        const source = pages({ accountId, stream, variables, after: begun.cursor })
+        yield* pageBatches(source, { prefetch: settings.prefetch }).pipe(
+          Stream.mapEffect((batch) =>
             Effect.gen(function* () {
-              const updated = page.nodes.map((n) => Date.parse(stream.updatedAt(n.node)))
-              const pageHighWater = updated.length > 0 ? Math.max(...updated) : undefined
-              if (pageHighWater !== undefined) passHighWater = Math.max(passHighWater ?? pageHighWater, pageHighWater)
-              const reachedOldRows = stopBefore !== undefined && updated.every((t) => t < stopBefore)
-              const finishesPass = !page.hasNextPage || reachedOldRows
-              const highWater = kind === "full" ? pageHighWater : passHighWater
+              // the batch's pages up to the one that ends the pass (the rest are not landed)
+              const landing: Array<Page> = []
+              let finishesPass = false
+              let batchHighWater: number | undefined
+              for (const page of batch) {
+                const updated = page.nodes.map((n) => Date.parse(stream.updatedAt(n.node)))
+                const pageHighWater = updated.length > 0 ? Math.max(...updated) : undefined
+                if (pageHighWater !== undefined) {
+                  passHighWater = Math.max(passHighWater ?? pageHighWater, pageHighWater)
+                  batchHighWater = Math.max(batchHighWater ?? pageHighWater, pageHighWater)
+                }
+                landing.push(page)
+                const reachedOldRows = stopBefore !== undefined && updated.every((t) => t < stopBefore)
+                if (!page.hasNextPage || reachedOldRows) {
+                  finishesPass = true
+                  break
+                }
+              }
+              const nodes = landing.length === 1 ? landing[0]!.nodes : landing.flatMap((page) => page.nodes)
+              // an empty last page has no endCursor: the batch's cursor is the last one a page had
+              const endCursor = landing.reduce<string | null>((cursor, page) => page.endCursor ?? cursor, null)
+              const highWater = kind === "full" ? batchHighWater : passHighWater
               // a committed page is counted even when the run is being interrupted, so the run's row tells the truth
               const landedCounts = yield* warehouse
                 .landPage({
                   accountId,
                   stream,
                   kind,
-                  nodes: page.nodes,
-                  endCursor: page.endCursor,
+                  nodes,
+                  endCursor,
                   finishesPass,
                   highWaterMark: highWater === undefined ? null : new Date(highWater).toISOString()
                 })
                 .pipe(
                   Effect.tap((landed) =>
                     Effect.all([
-                      Metric.increment(Metrics.forAccount(Metrics.pagesCommitted, accountId)),
+                      Metric.incrementBy(Metrics.forAccount(Metrics.pagesCommitted, accountId), landing.length),
                       Metric.incrementBy(Metrics.forAccount(Metrics.rowsUpserted, accountId), landed.written)
                     ])
                   ),
-                  Effect.withSpan("sync.page", { attributes: { accountId, stream: stream.name, rows: page.nodes.length } }),
+                  Effect.withSpan("sync.page", { attributes: { accountId, stream: stream.name, pages: landing.length, rows: nodes.length } }),
                   Effect.flatMap((landed) =>
                     Ref.updateAndGet(counts, (c) => ({
                       ...c,
-                      pages: c.pages + 1,
-                      rows: c.rows + page.nodes.length,
+                      pages: c.pages + landing.length,
+                      rows: c.rows + nodes.length,
                       rowsWritten: c.rowsWritten + landed.written,
                       rowsDeleted: c.rowsDeleted + landed.deleted
                     }))

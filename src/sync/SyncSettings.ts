@@ -9,8 +9,9 @@ export interface SyncSettingsShape {
   /** An incremental pass reads back this far before the high-water mark (clock skew, same-second updates). */
   readonly incrementalOverlap: Duration.Duration
   /**
-   * Fetch the next page while the current one lands. Off on the embedded Postgres (PGlite): it multiplexes one
-   * session over its connections, and statements overlapping from two connections are not safe there.
+   * Fetch the next pages (up to `prefetchPages`) while the current batch lands; the pages that queued up meanwhile
+   * land together in one statement. Off on the embedded Postgres (PGlite): it multiplexes one session over its
+   * connections, and statements overlapping from two connections are not safe there.
    */
   readonly prefetch: boolean
 }

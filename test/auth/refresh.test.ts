@@ -1,6 +1,8 @@
 import { expect, layer } from "@effect/vitest"
-import { Effect, Layer, Option, Redacted, TestClock, TestContext } from "effect"
+import { SqlClient } from "@effect/sql"
+import { Duration, Effect, Layer, Option, Redacted, TestClock, TestContext } from "effect"
 import { AccessTokens } from "../../src/auth/AccessTokens.js"
+import { recheckAfterMs } from "../../src/auth/AccessTokensLive.js"
 import { Connections } from "../../src/auth/Connections.js"
 import { ServiceSettings } from "../../src/auth/ServiceSettings.js"
 import { TokenStore } from "../../src/auth/TokenStore.js"
@@ -132,6 +134,29 @@ layer(Stack, { excludeTestServices: true })("access tokens: single-flight refres
       expect(Redacted.value(late)).toBe(Redacted.value(results[0]!))
       expect(yield* refreshes(accountId)).toBe(before + 1)
     })
+  )
+
+  it.effect("a token is served from memory for at most recheckAfterMs; a refresh replaces it there at once", () =>
+    Effect.gen(function* () {
+      yield* TestClock.setTime(Date.now())
+      const accountId = yield* account(2)
+      const tokens = yield* AccessTokens
+      const sql = yield* SqlClient.SqlClient
+      const first = yield* tokens.get(accountId)
+      remember(first)
+      yield* sql`UPDATE connections SET status = 'revoked' WHERE account_id = ${accountId}`
+      yield* TestClock.adjust(Duration.millis(recheckAfterMs - 1))
+      expect(Redacted.value(yield* tokens.get(accountId))).toBe(Redacted.value(first))
+      yield* TestClock.adjust(Duration.millis(1))
+      const refused = yield* Effect.flip(tokens.get(accountId))
+      expect(refused).toMatchObject({ _tag: "NotConnected", accountId, status: "revoked" })
+      yield* sql`UPDATE connections SET status = 'active' WHERE account_id = ${accountId}`
+      const second = yield* tokens.get(accountId)
+      const fresh = yield* tokens.refreshAfterRejection(accountId, second)
+      remember(fresh)
+      expect(Redacted.value(fresh)).not.toBe(Redacted.value(second))
+      expect(Redacted.value(yield* tokens.get(accountId))).toBe(Redacted.value(fresh))
+    }).pipe(Effect.provide(TestContext.TestContext))
   )
 
   it.effect("invalid_grant: that connection becomes revoked with a reason, others keep working", () =>
