@@ -16,6 +16,16 @@ export interface DatabaseTarget {
   readonly applicationName?: string
 }
 
+/** The connection string's own `options` (or the role's settings) replaced the search_path we start with. */
+class SchemaNotFirst extends Error {
+  constructor(schema: string, current: string | null) {
+    super(
+      `the database connection's search_path puts ${current === null ? "no schema" : `schema "${current}"`} first, not DB_SCHEMA "${schema}" ` +
+        "(does DATABASE_URL set options=-c search_path=...? remove it; account-sync sets the search_path itself)"
+    )
+  }
+}
+
 const poolLayer = (options: {
   readonly connection: pg.PoolConfig
   readonly schema: string
@@ -32,14 +42,24 @@ const poolLayer = (options: {
             application_name: options.applicationName,
             connectionTimeoutMillis: 10_000,
             idleTimeoutMillis: 30_000,
-            // every connection of the pool sees our schema first (real Postgres honours startup options)
-            options: `-c search_path=${options.schema},public`
+            // every connection of the pool sees our schema and only it (real Postgres honours startup options):
+            // with `public` behind it, a `public.schema_migrations` of another tool would pass for ours
+            options: `-c search_path=${options.schema}`
           })
           pool.on("error", () => {})
           await pool.query(`CREATE SCHEMA IF NOT EXISTS ${options.schema}`)
+          const { rows } = await pool.query<{ schema: string | null }>("SELECT current_schema() AS schema")
+          if (rows[0]?.schema !== options.schema) {
+            await pool.end()
+            throw new SchemaNotFirst(options.schema, rows[0]?.schema ?? null)
+          }
           return pool
         },
-        catch: (cause) => new SqlError.SqlError({ cause, message: "cannot connect to Postgres" })
+        catch: (cause) =>
+          new SqlError.SqlError({
+            cause,
+            message: cause instanceof SchemaNotFirst ? cause.message : "cannot connect to Postgres"
+          })
       }),
       (pool) => Effect.promise(() => pool.end()).pipe(Effect.timeoutOption("2 seconds"))
     )
@@ -60,7 +80,7 @@ export const makeDatabaseLayer = (target: DatabaseTarget) =>
         })
       }
       const dataDir = target.dataDir === "memory" ? "memory" : path.resolve(target.dataDir, "pg")
-      const embedded = yield* startEmbeddedPostgres({ dataDir, searchPath: `${target.schema},public` })
+      const embedded = yield* startEmbeddedPostgres({ dataDir, searchPath: target.schema })
       yield* Effect.logDebug(`embedded Postgres on 127.0.0.1:${embedded.port}, data in ${embedded.dataDir}`)
       return poolLayer({
         connection: { host: embedded.host, port: embedded.port, user: "postgres", database: "postgres" },

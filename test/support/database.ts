@@ -26,7 +26,7 @@ export const TestDatabaseLive: Layer.Layer<TestDatabase | PgClient.PgClient | Sq
       const url =
         configured ??
         (yield* Effect.map(
-          startEmbeddedPostgres({ dataDir: "memory", searchPath: `${schema},public` }),
+          startEmbeddedPostgres({ dataDir: "memory", searchPath: schema }),
           (pg) => `postgres://postgres@127.0.0.1:${pg.port}/postgres`
         ))
       const info = Layer.succeed(TestDatabase, { url, schema, env: { DATABASE_URL: url, DB_SCHEMA: schema } })
