@@ -68,6 +68,21 @@ export interface CostBudgetShape {
  */
 export class CostBudget extends Context.Tag("account-sync/CostBudget")<CostBudget, CostBudgetShape>() {}
 
+/**
+ * The static cost, computed once per document and page size: it depends on the document and its numeric variables
+ * only (`first`/`last`), and every page of a stream asks for it several times (page size search, reservation, learning).
+ */
+const staticCosts = new WeakMap<DocumentNode, Map<string, number>>()
+const staticCostOf = (document: DocumentNode, variables: Readonly<Record<string, unknown>>) => {
+  let byNumbers = staticCosts.get(document)
+  if (byNumbers === undefined) staticCosts.set(document, (byNumbers = new Map()))
+  let key = ""
+  for (const name in variables) if (typeof variables[name] === "number") key += `${name}=${variables[name]};`
+  let cost = byNumbers.get(key)
+  if (cost === undefined) byNumbers.set(key, (cost = estimateQueryCost(document, variables)))
+  return cost
+}
+
 const availableAt = (bucket: Bucket, now: number) =>
   Math.min(bucket.maximum, bucket.available + (bucket.restoreRate * (now - bucket.at)) / 1000)
 
@@ -79,7 +94,7 @@ export const makeCostBudget = Effect.gen(function* () {
     Ref.update(state, (m) => new Map(m).set(accountId, f(m.get(accountId) ?? emptyState)))
 
   const estimateWith = (s: AccountState, document: DocumentNode, variables: Readonly<Record<string, unknown>>) =>
-    Math.ceil(estimateQueryCost(document, variables) * (s.corrections.get(operationName(document)) ?? 1))
+    Math.ceil(staticCostOf(document, variables) * (s.corrections.get(operationName(document)) ?? 1))
 
   const estimate: CostBudgetShape["estimate"] = (accountId, document, variables) =>
     Effect.map(read(accountId), (s) => estimateWith(s, document, variables))
@@ -135,7 +150,7 @@ export const makeCostBudget = Effect.gen(function* () {
   })
 
   const learn = (s: AccountState, document: DocumentNode, variables: Readonly<Record<string, unknown>>, cost: QueryCost) => {
-    const staticCost = estimateQueryCost(document, variables)
+    const staticCost = staticCostOf(document, variables)
     if (!(staticCost > 0 && cost.requestedQueryCost > 0)) return s
     const corrections = new Map(s.corrections).set(operationName(document), cost.requestedQueryCost / staticCost)
     return { ...s, corrections }

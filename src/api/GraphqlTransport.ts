@@ -49,6 +49,8 @@ const decodeEnvelope = Schema.decodeUnknownEither(EnvelopeSchema)
 export interface GraphqlResult {
   readonly data: unknown
   readonly cost: QueryCost | undefined
+  /** The response body as received, `data` included: a sync lands a page's nodes from it. */
+  readonly body: string
 }
 
 export type Variables = Readonly<Record<string, unknown>>
@@ -145,7 +147,7 @@ export const makeGraphqlTransport = Effect.gen(function* () {
       }
       if (response.status !== 200) return yield* new QueryFailed({ operation, code: undefined, detail: `HTTP ${response.status}` })
       if (data === undefined || data === null) return yield* new UnexpectedResponse({ operation, detail: "no data and no errors" })
-      return { data, cost } satisfies GraphqlResult
+      return { data, cost, body: text } satisfies GraphqlResult
     }).pipe(
       Effect.scoped,
       Effect.timeoutFail({ duration: timeout, onTimeout: () => transient(`no answer within ${Duration.format(timeout)}`) })

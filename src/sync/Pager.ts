@@ -13,6 +13,8 @@ export interface Page {
   readonly nodes: ReadonlyArray<LandedNode>
   readonly endCursor: string | null
   readonly hasNextPage: boolean
+  /** The response body the nodes were read from (at `data`, the stream's connection path, `nodes`). */
+  readonly body: string
 }
 
 const ConnectionSchema = Schema.Struct({
@@ -81,7 +83,7 @@ export const pages = (options: {
         if (hasNextPage && endCursor === null) {
           return yield* new ConnectionShapeInvalid({ accountId, stream: stream.name, cursor: after, detail: "hasNextPage without an endCursor" })
         }
-        return { after, first, nodes, endCursor, hasNextPage } satisfies Page
+        return { after, first, nodes, endCursor, hasNextPage, body: result.body } satisfies Page
       })
 
     return Stream.paginateEffect(options.after, (after) =>

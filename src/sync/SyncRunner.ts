@@ -188,6 +188,7 @@ export const makeSyncRunner = Effect.gen(function* () {
                   stream,
                   kind,
                   nodes,
+                  bodies: landing.map((page) => page.body),
                   endCursor,
                   finishesPass,
                   highWaterMark: highWater === undefined ? null : new Date(highWater).toISOString()

@@ -25,6 +25,12 @@ export interface PageToLand {
   readonly stream: AnyStream
   readonly kind: PassKind
   readonly nodes: ReadonlyArray<LandedNode>
+  /**
+   * The response bodies `nodes` were read from, in order (each holds its nodes at `data`, the stream's connection
+   * path, `nodes`). When every node is landed as received, Postgres takes the rows from these texts: the nodes are
+   * not serialized again. Without them (or when a node was changed by its decoder) the nodes are serialized.
+   */
+  readonly bodies?: ReadonlyArray<string>
   /** The page's endCursor; null (empty page) keeps the stored one. */
   readonly endCursor: string | null
   /** Last page of the pass: a full pass sweeps deletions; an incremental pass moves the high-water mark. */
@@ -75,17 +81,19 @@ export class Warehouse extends Context.Tag("account-sync/Warehouse")<Warehouse, 
  * - The checkpoint UPDATE matches only while a pass of this kind is in progress, and everything else depends on it:
  *   a page of a pass that ended is a retry of a page whose COMMIT went through but whose acknowledgement was lost
  *   with the connection; it landed already (`open` is false), and landing a last page twice would sweep again.
- * - The page travels as one JSON array ($2); Postgres takes the columns out of each element (`jsonb_to_record`,
- *   named as the service names the fields) and keeps the element whole as `raw`: one parameter, no per-value
- *   escaping on our side. $3, when not null, is the page again with `raw`'s own spelling of unstorable characters
- *   (see sanitize.ts); element i of $3 is the raw of element i of $2.
+ * - The page travels as one JSON parameter ($2): an array of containers, the nodes at path $8 in each (the response
+ *   bodies as received, path data.<connection>.nodes; or one array of the nodes serialized by us, path empty).
+ *   Postgres takes the columns out of each node (`jsonb_to_record`, named as the service names the fields) and
+ *   keeps the node whole as `raw`: no per-value escaping on our side. $3, when not null, is the nodes again with
+ *   `raw`'s own spelling of unstorable characters (see sanitize.ts); element i of $3 is the raw of node i of $2
+ *   (then $2 is one container).
  * - A full pass pages by JOB_NUMBER, so rows behind its cursor edited while it runs (or between an interruption and
  *   its resumption) are not seen by it; the newest updatedAt it saw can be later than those edits. Capping the mark
  *   at the pass's start keeps them in reach of the next incremental pass. pass_started_at is our database's clock,
  *   updatedAt the service's: the incremental overlap (minutes) absorbs the skew. An incremental pass moves its mark
  *   only when it ends.
  * Parameters: $1 account, $2 page, $3 raw page or null, $4 stream, $5 pass kind, $6 end cursor or null, $7 the
- * page's high-water mark or null.
+ * page's high-water mark or null, $8 the path of the nodes in each container of $2.
  */
 const pageStatement = (stream: AnyStream) => {
   const cols = stream.columns.map((c) => c.column)
@@ -101,7 +109,8 @@ const pageStatement = (stream: AnyStream) => {
       WHERE account_id = $1 AND stream = $4 AND pass_kind = $5
       RETURNING tracks_seen
     ), page AS (
-      SELECT node, i FROM jsonb_array_elements($2::jsonb) WITH ORDINALITY AS e(node, i)
+      SELECT e.node, e.i FROM jsonb_array_elements($2::jsonb) AS c(container)
+      CROSS JOIN LATERAL jsonb_array_elements(c.container #> $8::text[]) WITH ORDINALITY AS e(node, i)
     ), landed AS (
       INSERT INTO ${stream.table} AS t (account_id, ${pageCols.join(", ")})
       SELECT $1, r.id, ${stream.columns.map((c) => `r."${c.field}"`).join(", ")}, COALESCE($3::jsonb -> (e.i - 1)::int, e.node)
@@ -127,25 +136,33 @@ const columnValue = (type: ColumnType, value: unknown): unknown =>
   value === undefined || value === null ? null : type === "text" && typeof value === "string" ? sanitizeText(value) : value
 
 /**
- * The page's parameters: the nodes as one JSON array and, only when some string cannot be stored as sent, the raw
- * nodes spelled for `raw`. JSON.stringify escapes exactly the characters Postgres refuses (NUL, lone surrogates) as
- * `\u0000` / `\udXXX`, so a page whose JSON has no such escape is stored as sent; one that has (or only seems to)
- * is sanitized node by node.
+ * The page's parameters ($2, $3, $8): the response bodies when every node is landed as received, once each, and no
+ * body has an escape Postgres refuses; otherwise the nodes as one JSON array and, only when some string cannot be
+ * stored as sent, the raw nodes spelled for `raw`. JSON escapes exactly the characters Postgres refuses (NUL, lone
+ * surrogates) as `\u0000` / `\udXXX`, so JSON without such an escape is stored as sent; a page that has one (or
+ * only seems to) is sanitized node by node.
  */
 const mayBeUnstorable = /\\u0000|\\ud[89a-f]/i
 
-const pageParams = (stream: AnyStream, nodes: ReadonlyArray<LandedNode>): readonly [string, string | null] => {
+const pageParams = (
+  stream: AnyStream,
+  nodes: ReadonlyArray<LandedNode>,
+  bodies: ReadonlyArray<string> | undefined
+): readonly [string, string | null, ReadonlyArray<string>] => {
   const sent = nodes.every((n) => n.node === n.raw)
+  if (sent && bodies !== undefined && !bodies.some((body) => mayBeUnstorable.test(body))) {
+    return [`[${bodies.join(",")}]`, null, ["data", ...stream.connectionPath, "nodes"]]
+  }
   if (sent) {
     const json = JSON.stringify(nodes.map((n) => n.raw))
-    if (!mayBeUnstorable.test(json)) return [json, null]
+    if (!mayBeUnstorable.test(json)) return [`[${json}]`, null, []]
   }
   const columns = nodes.map((n) => {
     const out: Record<string, unknown> = { id: n.node.id }
     for (const c of stream.columns) out[c.field] = columnValue(c.type, n.node[c.field])
     return out
   })
-  return [JSON.stringify(columns), JSON.stringify(nodes.map((n) => sanitizeJson(n.raw)))]
+  return [`[${JSON.stringify(columns)}]`, JSON.stringify(nodes.map((n) => sanitizeJson(n.raw))), []]
 }
 
 /**
@@ -217,18 +234,22 @@ export const makeWarehouse = Effect.gen(function* () {
       })
     ))
 
-  const landRows = (page: PageToLand, nodes: ReadonlyArray<LandedNode>) =>
-    Effect.map(
+  const landRows = (page: PageToLand, nodes: ReadonlyArray<LandedNode>, bodies: ReadonlyArray<string> | undefined) => {
+    const [json, raw, path] = pageParams(page.stream, nodes, bodies)
+    return Effect.map(
       sql.unsafe<{ open: boolean; tracks_seen: boolean | null; written: number }>(pageStatementFor(page.stream), [
         page.accountId,
-        ...pageParams(page.stream, nodes),
+        json,
+        raw,
         page.stream.name,
         page.kind,
         page.endCursor,
-        page.highWaterMark
+        page.highWaterMark,
+        `{${path.map((key) => `"${key.replace(/["\\]/g, "\\$&")}"`).join(",")}}`
       ]),
       (rows) => rows[0]!
     )
+  }
 
   /** The pass's end, in the transaction of its last page: the sweep (full pass) or the mark (incremental). */
   const finishPass = (page: PageToLand, tracksSeen: boolean) =>
@@ -256,15 +277,17 @@ export const makeWarehouse = Effect.gen(function* () {
   const landPage: WarehouseShape["landPage"] = (page) => {
     // one row per id: an upsert cannot change the same row twice in one statement
     const unique = [...new Map(page.nodes.map((n) => [n.node.id, n] as const)).values()]
+    // the bodies hold every node as received: usable only when no id repeats
+    const bodies = unique.length === page.nodes.length ? page.bodies : undefined
     const landing = page.finishesPass
       ? sql.withTransaction(
           Effect.gen(function* () {
-            const landed = yield* landRows(page, unique)
+            const landed = yield* landRows(page, unique, bodies)
             if (!landed.open) return { written: 0, deleted: 0 }
             return { written: landed.written, deleted: yield* finishPass(page, landed.tracks_seen === true) }
           })
         )
-      : Effect.map(landRows(page, unique), (landed) => ({ written: landed.written, deleted: 0 }))
+      : Effect.map(landRows(page, unique, bodies), (landed) => ({ written: landed.written, deleted: 0 }))
     return landing.pipe(
       // a page that reached the database finishes (or rolls back) even when the run is being interrupted
       Effect.uninterruptible,

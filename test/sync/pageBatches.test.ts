@@ -7,7 +7,8 @@ const page = (n: number): Page => ({
   first: 100,
   nodes: [{ node: { id: `job-${n}` }, raw: { id: `job-${n}` } }],
   endCursor: `c${n}`,
-  hasNextPage: true
+  hasNextPage: true,
+  body: JSON.stringify({ data: { jobs: { nodes: [{ id: `job-${n}` }] } } })
 })
 const numbers = (batches: Iterable<ReadonlyArray<Page>>) => [...batches].map((batch) => batch.map((p) => p.endCursor))
 
