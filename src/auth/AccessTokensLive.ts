@@ -2,6 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Clock, Deferred, Duration, Effect, FiberId, Layer, Metric, Option, Redacted } from "effect"
 import * as Metrics from "../observability/metrics.js"
 import { AccessTokens } from "./AccessTokens.js"
+import { retryOnConnectionLoss } from "../db/connectionRetry.js"
 import { type AccessTokenError, NotConnected, TokenRefused } from "./errors.js"
 import { ServiceSettings } from "./ServiceSettings.js"
 import { TokenEndpoint } from "./TokenEndpoint.js"
@@ -15,7 +16,8 @@ type Trigger = { readonly _tag: "Stale"; readonly version: number } | { readonly
  * process (callers share one in-flight refresh), and across processes under a row lock on `oauth_tokens`,
  * re-read after the lock so a refresh another process already made is reused. The lock is held across the
  * token endpoint call on purpose; the call is bounded by the request timeout and the retry schedule.
- * Database failures and an undecryptable store are defects here: nothing a caller could do per account.
+ * Database failures and an undecryptable store are defects here: nothing a caller could do per account (a lost
+ * session is retried first for the plain reads; not for a refresh, whose rotated token must commit or be refused).
  *
  * A usable token is kept in memory and served for up to `recheckAfterMs` before the connection's status and the
  * store are read again (a sync asks for the token before every page: two statements and a decryption per page
@@ -129,9 +131,10 @@ export const AccessTokensLive = Layer.effect(
           return kept.token
         }
         recent.delete(accountId)
-        const status = yield* Effect.orDie(statusOf(accountId))
+        // plain reads: one repeated on a new session when the old one was lost (a terminated backend, a reset socket)
+        const status = yield* Effect.orDie(retryOnConnectionLoss(statusOf(accountId)))
         if (status !== "active") return yield* new NotConnected({ accountId, status })
-        const current = yield* store.read(accountId).pipe(Effect.catchTags({ SqlError: Effect.die, TokenKeyMismatch: Effect.die }))
+        const current = yield* retryOnConnectionLoss(store.read(accountId)).pipe(Effect.catchTags({ SqlError: Effect.die, TokenKeyMismatch: Effect.die }))
         if (Option.isNone(current)) return yield* new NotConnected({ accountId, status: "active, without tokens" })
         if (isUsable(current.value, nowMs, skewMs)) {
           remember(accountId, current.value, nowMs)

@@ -1,6 +1,6 @@
 import { SqlClient, type SqlError } from "@effect/sql"
 import { Context, Effect, Layer, Schema } from "effect"
-import { retryOnConnectionLoss } from "./connectionRetry.js"
+import { retryOnConnectionLoss } from "../db/connectionRetry.js"
 import type { PassKind } from "./Warehouse.js"
 
 export type RunOutcome = "succeeded" | "failed" | "revoked" | "interrupted" | "skipped"

@@ -1,6 +1,6 @@
 import { SqlClient, type SqlError } from "@effect/sql"
 import { Context, Effect, Layer, Option, Schema } from "effect"
-import { retryOnConnectionLoss } from "./connectionRetry.js"
+import { retryOnConnectionLoss } from "../db/connectionRetry.js"
 import { sanitizeJson, sanitizeText } from "./sanitize.js"
 import type { AnyStream, ColumnType } from "./streams/StreamDefinition.js"
 

@@ -1,7 +1,7 @@
 import { SqlClient, SqlError } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Effect, Fiber, Layer, Option, TestClock, TestServices } from "effect"
-import { isConnectionLost } from "../../src/sync/connectionRetry.js"
+import { isConnectionLost } from "../../src/db/connectionRetry.js"
 import { jobsStream } from "../../src/sync/streams/jobs.js"
 import { Warehouse, WarehouseLive } from "../../src/sync/Warehouse.js"
 import { TestDatabaseLive } from "../support/database.js"

@@ -1,6 +1,9 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
-import { Effect, Fiber } from "effect"
+import { Effect, Fiber, Redacted } from "effect"
+import pg from "pg"
+import { AccessTokens } from "../../src/auth/AccessTokens.js"
+import { recheckAfterMs } from "../../src/auth/AccessTokensLive.js"
 import { SyncRunner } from "../../src/sync/SyncRunner.js"
 import { connectAccount } from "../support/connector.js"
 import { TestDatabase } from "../support/database.js"
@@ -65,6 +68,39 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)("connection loss", () => {
         expect(checkpoint!.pass_kind).toBeNull()
         expect(checkpoint!.last_full_pass_at).not.toBeNull()
       })
+    )
+
+    it.effect("a token read whose session is terminated while it waits is read again on a new session", () =>
+      Effect.gen(function* () {
+        const { accounts } = yield* TestEmulator
+        const accountId = accounts[0]!.accountId
+        const { url, schema } = yield* TestDatabase
+        const tokens = yield* AccessTokens
+        const known = yield* tokens.get(accountId)
+        // past the time a token is served from memory: the next get reads the database
+        yield* Effect.sleep(recheckAfterMs + 50)
+        // a session outside the connector's pool locks `connections`, so the connector's read waits behind it
+        const locker = new pg.Client({ connectionString: url })
+        yield* Effect.promise(() => locker.connect())
+        yield* Effect.addFinalizer(() => Effect.promise(() => locker.end()).pipe(Effect.ignore))
+        yield* Effect.promise(() => locker.query(`BEGIN; LOCK TABLE ${schema}.connections IN ACCESS EXCLUSIVE MODE`))
+        const reading = yield* Effect.fork(tokens.get(accountId))
+        let terminated = 0
+        for (let i = 0; i < 100 && terminated === 0; i++) {
+          yield* Effect.sleep("20 millis")
+          const { rows } = yield* Effect.promise(() =>
+            locker.query<{ n: number }>(
+              `SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity
+               WHERE application_name = $1 AND wait_event_type = 'Lock' AND datname = current_database()`,
+              [appName(schema)]
+            )
+          )
+          terminated = rows[0]!.n
+        }
+        yield* Effect.promise(() => locker.query("ROLLBACK"))
+        expect(terminated).toBe(1)
+        expect(Redacted.value(yield* Fiber.join(reading))).toBe(Redacted.value(known))
+      }).pipe(Effect.scoped)
     )
   })
 })

@@ -36,10 +36,10 @@ const isSqlError = (u: unknown): u is SqlError.SqlError =>
  * `withTransaction` turns a failed ROLLBACK or COMMIT into a defect, and on a terminated session the ROLLBACK after
  * the failed statement fails too: such a defect is a lost connection like any other.
  */
-export const retryOnConnectionLoss = <A, R>(effect: Effect.Effect<A, SqlError.SqlError, R>): Effect.Effect<A, SqlError.SqlError, R> =>
+export const retryOnConnectionLoss = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | SqlError.SqlError, R> =>
   effect.pipe(
     Effect.catchSomeDefect((defect) =>
       isSqlError(defect) && isConnectionLost(defect) ? Option.some(Effect.fail(defect)) : Option.none()
     ),
-    Effect.retry({ schedule: connectionLossRetry, while: isConnectionLost })
+    Effect.retry({ schedule: connectionLossRetry, while: (e) => isSqlError(e) && isConnectionLost(e) })
   )
