@@ -8,7 +8,7 @@ import { approveInBrowser } from "../support/browser.js"
 import { authLayerWith, freePort, settingsEnv, settingsFor } from "../support/connector.js"
 import { TestDatabase, TestDatabaseLive } from "../support/database.js"
 import { EmulatorTestWith, TestEmulator } from "../support/emulator.js"
-import { runCli, spawnCli } from "./cli.js"
+import { runCli, spawnCli } from "../support/cli.js"
 import { assertNoSecretsIn } from "./support.js"
 
 const Stack = Layer.unwrapEffect(Effect.map(TestEmulator, (e) => authLayerWith(settingsFor(e)))).pipe(

@@ -6,7 +6,7 @@ import { approveInBrowser } from "../support/browser.js"
 import { authLayerWith, connectAccount, freePort, settingsEnv, settingsFor } from "../support/connector.js"
 import { TestDatabase, TestDatabaseLive } from "../support/database.js"
 import { EmulatorTestWith, TestEmulator } from "../support/emulator.js"
-import { runCli, spawnCli } from "./cli.js"
+import { runCli, spawnCli } from "../support/cli.js"
 
 class ServePort extends Effect.Tag("test/ServePort")<ServePort, number>() {}
 

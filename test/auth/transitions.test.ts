@@ -10,7 +10,7 @@ import { authServer } from "../../src/http/Server.js"
 import { authLayerWith, connectAccount, freePort, settingsEnv, settingsFor } from "../support/connector.js"
 import { TestDatabase, TestDatabaseLive } from "../support/database.js"
 import { EmulatorTest, TestEmulator } from "../support/emulator.js"
-import { runCli } from "./cli.js"
+import { runCli } from "../support/cli.js"
 import { assertNoSecretsIn, makeLogCapture } from "./support.js"
 
 const logs = makeLogCapture()

@@ -7,6 +7,8 @@ const bin = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../bi
 
 export interface CliResult {
   readonly code: number | null
+  /** The signal that ended the process, when one did. */
+  readonly signal: NodeJS.Signals | null
   readonly stdout: string
   readonly stderr: string
 }
@@ -37,9 +39,9 @@ export const spawnCli = (args: ReadonlyArray<string>, env: Record<string, string
       if (newline >= 0) Deferred.unsafeDone(firstLine, Effect.succeed(stdout.slice(0, newline)))
     })
     child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")))
-    child.on("close", (code) => {
-      Deferred.unsafeDone(firstLine, Effect.fail(`exited (${code}) before printing a line; stderr: ${stderr}`))
-      Deferred.unsafeDone(exit, Effect.succeed({ code, stdout, stderr }))
+    child.on("close", (code, signal) => {
+      Deferred.unsafeDone(firstLine, Effect.fail(`exited (${code ?? signal}) before printing a line; stderr: ${stderr}`))
+      Deferred.unsafeDone(exit, Effect.succeed({ code, signal, stdout, stderr }))
     })
     return {
       child,
