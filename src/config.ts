@@ -10,7 +10,8 @@ export const DatabaseConfig = Config.all({
       message: "DB_SCHEMA: expected a Postgres identifier (lowercase letters, digits and underscores, starting with a letter)",
       validation: (s) => /^[a-z_][a-z0-9_]{0,62}$/.test(s)
     })
-  )
+  ),
+  prepareStatements: Config.boolean("DATABASE_PREPARED_STATEMENTS").pipe(Config.withDefault(true))
 })
 export type DatabaseConfig = Config.Config.Success<typeof DatabaseConfig>
 

@@ -6,6 +6,7 @@ import * as path from "node:path"
 import { DatabaseConfig } from "../config.js"
 import { startEmbeddedPostgres } from "./EmbeddedPostgres.js"
 import { runMigrations } from "./Migrations.js"
+import { prepareRegisteredStatements } from "./preparedStatements.js"
 
 export interface DatabaseTarget {
   /** A real Postgres; when absent the embedded one is started under `dataDir`. */
@@ -14,6 +15,11 @@ export interface DatabaseTarget {
   readonly schema: string
   readonly maxConnections?: number
   readonly applicationName?: string
+  /**
+   * Named statements for the texts registered with keepPrepared (default: true for a `url`). False when the url
+   * leads to an embedded Postgres (its connections share one session) or to a pooler that does not keep them.
+   */
+  readonly prepareStatements?: boolean
 }
 
 /** The connection string's own `options` (or the role's settings) replaced the search_path we start with. */
@@ -31,6 +37,8 @@ const poolLayer = (options: {
   readonly schema: string
   readonly maxConnections: number
   readonly applicationName: string
+  /** Named (prepared) statements for the texts registered with keepPrepared; false on the embedded Postgres. */
+  readonly prepare: boolean
 }) =>
   PgClient.layerFromPool({
     acquire: Effect.acquireRelease(
@@ -47,6 +55,7 @@ const poolLayer = (options: {
             options: `-c search_path=${options.schema}`
           })
           pool.on("error", () => {})
+          if (options.prepare) pool.on("connect", prepareRegisteredStatements)
           await pool.query(`CREATE SCHEMA IF NOT EXISTS ${options.schema}`)
           const { rows } = await pool.query<{ schema: string | null }>("SELECT current_schema() AS schema")
           if (rows[0]?.schema !== options.schema) {
@@ -76,7 +85,8 @@ export const makeDatabaseLayer = (target: DatabaseTarget) =>
           connection: { connectionString: Redacted.value(target.url.value) },
           schema: target.schema,
           maxConnections,
-          applicationName
+          applicationName,
+          prepare: target.prepareStatements ?? true
         })
       }
       const dataDir = target.dataDir === "memory" ? "memory" : path.resolve(target.dataDir, "pg")
@@ -86,7 +96,8 @@ export const makeDatabaseLayer = (target: DatabaseTarget) =>
         connection: { host: embedded.host, port: embedded.port, user: "postgres", database: "postgres" },
         schema: target.schema,
         maxConnections,
-        applicationName
+        applicationName,
+        prepare: false
       })
     })
   )

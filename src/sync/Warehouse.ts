@@ -1,6 +1,7 @@
 import { SqlClient, type SqlError } from "@effect/sql"
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { retryOnConnectionLoss } from "../db/connectionRetry.js"
+import { keepPrepared } from "../db/preparedStatements.js"
 import { sanitizeJson, sanitizeText } from "./sanitize.js"
 import type { AnyStream, ColumnType } from "./streams/StreamDefinition.js"
 
@@ -189,7 +190,7 @@ export const makeWarehouse = Effect.gen(function* () {
   const statements = new Map<string, string>()
   const pageStatementFor = (stream: AnyStream) => {
     let s = statements.get(stream.name)
-    if (s === undefined) statements.set(stream.name, (s = pageStatement(stream)))
+    if (s === undefined) statements.set(stream.name, (s = keepPrepared(pageStatement(stream))))
     return s
   }
 
