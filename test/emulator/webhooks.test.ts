@@ -18,10 +18,16 @@ describe("APP_DISCONNECT webhook", () => {
       const emu = yield* makeTestEmulator({ webhookUrl: url })
       const accountId = emu.accounts[0]!.accountId
       yield* connect(emu)
-      const { nowMs } = yield* emu.admin.clock()
+      const before = yield* emu.admin.clock()
       yield* emu.admin.marketplaceDisconnect(emu.app.clientId, accountId)
+      const after = yield* emu.admin.clock()
       yield* waitFor(() => got.length === 1)
       const event = JSON.parse(got[0]!.body)
+      // the service's clock at the disconnect, to the second (it ran on between the two readings)
+      const occuredAt: string = event.data.webHookEvent.occuredAt
+      expect(occuredAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/)
+      expect(Date.parse(occuredAt)).toBeGreaterThanOrEqual(Math.floor(before.nowMs / 1000) * 1000)
+      expect(Date.parse(occuredAt)).toBeLessThanOrEqual(Math.floor(after.nowMs / 1000) * 1000)
       expect(event).toEqual({
         data: {
           webHookEvent: {
@@ -29,7 +35,7 @@ describe("APP_DISCONNECT webhook", () => {
             appId: emu.app.appId,
             accountId,
             itemId: accountId,
-            occuredAt: new Date(Math.floor(nowMs / 1000) * 1000).toISOString().replace(".000Z", "Z")
+            occuredAt
           }
         }
       })
