@@ -366,7 +366,7 @@ export const makeSyncRunner = Effect.gen(function* () {
       const { run: accounts, notActive } = yield* selectAccounts(request)
       const locks = yield* makeLockSession
       const reports = yield* Effect.forEach(accounts, (a) => runAccount(a, streams, request, locks), {
-        concurrency: request.concurrency ?? settings.concurrency
+        concurrency: settings.singleSession ? 1 : (request.concurrency ?? settings.concurrency)
       })
       return [...reports, ...notActive].sort((a, b) => a.accountId.localeCompare(b.accountId))
     }).pipe(Effect.scoped, Effect.withSpan("sync.run", { attributes: { mode: request.mode } }))

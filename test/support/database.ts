@@ -12,6 +12,13 @@ export class TestDatabase extends Context.Tag("test/TestDatabase")<
   { readonly url: string; readonly schema: string; readonly env: Record<string, string> }
 >() {}
 
+/**
+ * No real Postgres for this run (see globalSetup.ts): each file has an embedded one, whose connections share one
+ * session. What needs sessions of its own (row and advisory locks between processes, terminating a backend,
+ * statements overlapping on two connections) cannot be shown there.
+ */
+export const embeddedTestDatabase = (): boolean => process.env.TEST_DATABASE_URL === undefined
+
 const freshSchemaName = () => `t_${Date.now().toString(36)}_${crypto.randomBytes(4).toString("hex")}`
 
 /**
@@ -29,8 +36,16 @@ export const TestDatabaseLive: Layer.Layer<TestDatabase | PgClient.PgClient | Sq
           startEmbeddedPostgres({ dataDir: "memory", searchPath: schema }),
           (pg) => `postgres://postgres@127.0.0.1:${pg.port}/postgres`
         ))
-      const info = Layer.succeed(TestDatabase, { url, schema, env: { DATABASE_URL: url, DB_SCHEMA: schema } })
-      const client = makeDatabaseLayer({ url: Option.some(Redacted.make(url)), dataDir: "memory", schema, maxConnections: 12 })
+      // the embedded database's connections share one session: no named statements there (children included)
+      const env: Record<string, string> = { DATABASE_URL: url, DB_SCHEMA: schema, ...(configured ? {} : { DATABASE_PREPARED_STATEMENTS: "false" }) }
+      const info = Layer.succeed(TestDatabase, { url, schema, env })
+      const client = makeDatabaseLayer({
+        url: Option.some(Redacted.make(url)),
+        dataDir: "memory",
+        schema,
+        maxConnections: 12,
+        prepareStatements: configured !== undefined
+      })
       const lifecycle = Layer.scopedDiscard(
         Effect.gen(function* () {
           const sql = yield* SqlClient.SqlClient

@@ -13,9 +13,9 @@ import { ProgressLog } from "../../src/sync/Progress.js"
 import { sanitizeJson, sanitizeText } from "../../src/sync/sanitize.js"
 import { jobsStream } from "../../src/sync/streams/jobs.js"
 import { SyncEngineLive } from "../../src/sync/SyncLive.js"
-import { defaultSyncSettings, SyncSettings, type SyncSettingsShape } from "../../src/sync/SyncSettings.js"
+import { defaultSyncSettings, forDatabase, SyncSettings, type SyncSettingsShape } from "../../src/sync/SyncSettings.js"
 import { settingsFor } from "../support/connector.js"
-import { TestDatabase, TestDatabaseLive } from "../support/database.js"
+import { embeddedTestDatabase, TestDatabase, TestDatabaseLive } from "../support/database.js"
 import { EmulatorTest, type EmulatorTestOptions, TestEmulator } from "../support/emulator.js"
 
 /** The base URL the connector uses instead of the emulator's own. */
@@ -44,7 +44,10 @@ export const syncHarness = (
   const base = Layer.mergeAll(settings, NodeHttpClient.layerUndici).pipe(Layer.provideMerge(EmulatorTest(options)))
   const auth = AuthServicesLive.pipe(Layer.provideMerge(base))
   return SyncEngineLive.pipe(
-    Layer.provide(Layer.mergeAll(ProgressLog, Layer.succeed(SyncSettings, { ...defaultSyncSettings, ...sync }))),
+    // on the embedded database, as the program itself does there: one account at a time, no page fetched ahead
+    Layer.provide(
+      Layer.mergeAll(ProgressLog, Layer.succeed(SyncSettings, forDatabase({ ...defaultSyncSettings, ...sync }, embeddedTestDatabase())))
+    ),
     Layer.provideMerge(auth),
     Layer.provideMerge(database),
     Layer.provideMerge(Logger.minimumLogLevel(LogLevel.Warning))
