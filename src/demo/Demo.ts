@@ -17,7 +17,7 @@ import { SyncEngineLive } from "../sync/SyncLive.js"
 import { ProgressAuto } from "../sync/Progress.js"
 import { renderSummary } from "../sync/summary.js"
 import { SyncRunner } from "../sync/SyncRunner.js"
-import { defaultSyncSettings, forDatabase, SyncSettings } from "../sync/SyncSettings.js"
+import { defaultSyncSettings, SyncSettings } from "../sync/SyncSettings.js"
 
 export interface DemoOptions {
   /** Embedded data lives here (ignored with `databaseUrl`). */
@@ -108,7 +108,7 @@ export const runDemo = (options: DemoOptions) =>
     })
     const auth = AuthServicesLive.pipe(Layer.provideMerge(settings), Layer.provideMerge(NodeHttpClient.layerUndici))
     const engine = SyncEngineLive.pipe(
-      Layer.provide(Layer.mergeAll(ProgressAuto, Layer.succeed(SyncSettings, forDatabase(defaultSyncSettings, usingEmbedded)))),
+      Layer.provide(Layer.mergeAll(ProgressAuto, Layer.succeed(SyncSettings, { ...defaultSyncSettings, singleSession: usingEmbedded }))),
       Layer.provideMerge(auth)
     )
     const services = Layer.provideMerge(engine, database)

@@ -156,7 +156,7 @@ export const makeSyncRunner = Effect.gen(function* () {
         let passHighWater: number | undefined
         let progressWrittenAt = now
         const source = pages({ accountId, stream, variables, after: begun.cursor })
-        yield* pageBatches(source, { prefetch: settings.prefetch }).pipe(
+        yield* pageBatches(source, { prefetch: !settings.singleSession }).pipe(
           Stream.mapEffect((batch) =>
             Effect.gen(function* () {
               // the batch's pages up to the one that ends the pass (the rest are not landed)

@@ -9,11 +9,11 @@ export interface SyncSettingsShape {
   /** An incremental pass reads back this far before the high-water mark (clock skew, same-second updates). */
   readonly incrementalOverlap: Duration.Duration
   /**
-   * Fetch the next pages (up to `prefetchPages`) while the current batch lands; the pages that queued up meanwhile
-   * land together in one statement. Off on the embedded Postgres (see forDatabase).
+   * The database serves every connection from one session (the embedded Postgres, PGlite), where statements of two
+   * connections in flight at once can take each other's prepared statement or portal. Then statements never
+   * overlap: one account at a time whatever is asked, and no page fetched ahead. Otherwise the next pages (up to
+   * `prefetchPages`) are fetched while the current batch lands.
    */
-  readonly prefetch: boolean
-  /** The database serves every connection from one session (embedded): one account at a time, whatever is asked. */
   readonly singleSession: boolean
 }
 
@@ -23,17 +23,8 @@ export const defaultSyncSettings: SyncSettingsShape = {
   concurrency: 4,
   fullPassEvery: Duration.days(1),
   incrementalOverlap: Duration.minutes(5),
-  prefetch: true,
   singleSession: false
 }
-
-/**
- * On the embedded Postgres (PGlite) one session serves every connection, and statements of two connections in
- * flight at once can take each other's prepared statement or portal: there, one account at a time and no page
- * fetched ahead, so that statements never overlap.
- */
-export const forDatabase = (settings: SyncSettingsShape, embedded: boolean): SyncSettingsShape =>
-  embedded ? { ...settings, concurrency: 1, prefetch: false, singleSession: true } : settings
 
 export const SyncSettingsConfig = Config.all({
   concurrency: Config.integer("SYNC_CONCURRENCY").pipe(
@@ -42,9 +33,7 @@ export const SyncSettingsConfig = Config.all({
   ),
   fullPassEvery: Config.duration("SYNC_FULL_PASS_EVERY").pipe(Config.withDefault(defaultSyncSettings.fullPassEvery)),
   incrementalOverlap: Config.duration("SYNC_INCREMENTAL_OVERLAP").pipe(Config.withDefault(defaultSyncSettings.incrementalOverlap)),
-  prefetch: Config.succeed(defaultSyncSettings.prefetch),
-  singleSession: Config.succeed(false),
-  embedded: Config.map(DatabaseConfig, (db) => Option.isNone(db.url))
-}).pipe(Config.map(({ embedded, ...settings }) => forDatabase(settings, embedded)))
+  singleSession: Config.map(DatabaseConfig, (db) => Option.isNone(db.url))
+})
 
 export const SyncSettingsFromEnv = Layer.effect(SyncSettings, SyncSettingsConfig)

@@ -13,7 +13,7 @@ import { ProgressLog } from "../../src/sync/Progress.js"
 import { sanitizeJson, sanitizeText } from "../../src/sync/sanitize.js"
 import { jobsStream } from "../../src/sync/streams/jobs.js"
 import { SyncEngineLive } from "../../src/sync/SyncLive.js"
-import { defaultSyncSettings, forDatabase, SyncSettings, type SyncSettingsShape } from "../../src/sync/SyncSettings.js"
+import { defaultSyncSettings, SyncSettings, type SyncSettingsShape } from "../../src/sync/SyncSettings.js"
 import { settingsFor } from "../support/connector.js"
 import { embeddedTestDatabase, TestDatabase, TestDatabaseLive } from "../support/database.js"
 import { EmulatorTest, type EmulatorTestOptions, TestEmulator } from "../support/emulator.js"
@@ -46,7 +46,7 @@ export const syncHarness = (
   return SyncEngineLive.pipe(
     // on the embedded database, as the program itself does there: one account at a time, no page fetched ahead
     Layer.provide(
-      Layer.mergeAll(ProgressLog, Layer.succeed(SyncSettings, forDatabase({ ...defaultSyncSettings, ...sync }, embeddedTestDatabase())))
+      Layer.mergeAll(ProgressLog, Layer.succeed(SyncSettings, { ...defaultSyncSettings, singleSession: embeddedTestDatabase(), ...sync }))
     ),
     Layer.provideMerge(auth),
     Layer.provideMerge(database),
