@@ -1,8 +1,14 @@
 import { defineConfig } from "vitest/config"
 
+/**
+ * Three projects, all run by `npm test`:
+ * - unit: pure rules, no database, no emulator, no child process (milliseconds each);
+ * - integration: the connector or the emulator in this process against a real Postgres (a fresh schema per file);
+ * - e2e: the program as a child process (CLI, demo, README walkthrough) and the smoke versions of bench and chaos.
+ * `npm run test:unit` (or `vitest run --project unit`) runs one of them.
+ */
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
     globalSetup: ["test/support/globalSetup.ts"],
     setupFiles: ["test/support/secretScan.ts"],
     testTimeout: 60_000,
@@ -10,6 +16,11 @@ export default defineConfig({
     pool: "forks",
     // integration suites share one Postgres and spawn servers: keep parallelism modest on 2 cores
     maxWorkers: 2,
-    minWorkers: 1
+    minWorkers: 1,
+    projects: [
+      { extends: true, test: { name: "unit", include: ["test/unit/**/*.test.ts"] } },
+      { extends: true, test: { name: "integration", include: ["test/integration/**/*.test.ts"] } },
+      { extends: true, test: { name: "e2e", include: ["test/e2e/**/*.test.ts"] } }
+    ]
   }
 })

@@ -1,0 +1,144 @@
+import { expect, layer } from "@effect/vitest"
+import { Effect, Layer, Option, Redacted } from "effect"
+import { Connections } from "../../../src/auth/Connections.js"
+import { ServiceSettings } from "../../../src/auth/ServiceSettings.js"
+import { connectionsTable } from "../../../src/cli/status.js"
+import { TokenStore } from "../../../src/auth/TokenStore.js"
+import { approveInBrowser } from "../../support/browser.js"
+import { authLayerWith, freePort, settingsEnv, settingsFor } from "../../support/connector.js"
+import { TestDatabase, TestDatabaseLive } from "../../support/database.js"
+import { EmulatorTestWith, TestEmulator } from "../../support/emulator.js"
+import { runCli, spawnCli } from "../../support/cli.js"
+import { assertNoSecretsIn } from "../../support/auth.js"
+
+const Stack = Layer.unwrapEffect(Effect.map(TestEmulator, (e) => authLayerWith(settingsFor(e)))).pipe(
+  Layer.provideMerge(EmulatorTestWith(Effect.map(freePort, (port) => ({ redirectUri: `http://127.0.0.1:${port}/callback`, accounts: 3 })))),
+  Layer.provideMerge(TestDatabaseLive)
+)
+
+const cliEnv = Effect.gen(function* () {
+  const db = yield* TestDatabase
+  const settings = yield* ServiceSettings
+  return { ...db.env, ...settingsEnv(settings) }
+})
+
+const withHint = (url: string, accountId: string) => {
+  const u = new URL(url)
+  u.searchParams.set("login_hint", accountId)
+  return u.toString()
+}
+const fetchPage = (url: string) =>
+  Effect.promise(async () => {
+    const res = await fetch(url, { redirect: "manual" })
+    return { status: res.status, body: await res.text() }
+  })
+
+/** Every secret a CLI run could leak: the client secret and the stored tokens. */
+const secrets = Effect.gen(function* () {
+  const settings = yield* ServiceSettings
+  const emulator = yield* TestEmulator
+  const store = yield* TokenStore
+  const values = [Redacted.value(settings.clientSecret), Redacted.value(settings.encryptionKey).toString("base64")]
+  for (const { accountId } of emulator.accounts) {
+    const stored = yield* store.read(accountId)
+    if (Option.isSome(stored)) {
+      values.push(Redacted.value(stored.value.accessToken))
+      Option.map(stored.value.refreshToken, (r) => values.push(Redacted.value(r)))
+    }
+  }
+  return values
+})
+
+/** `connect` as a user runs it: read the URL it prints, approve in the browser, follow the redirect to it. */
+const connectWithCli = (accountId: string, extraArgs: ReadonlyArray<string>) =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const child = yield* spawnCli(["connect", "--timeout", "60", ...extraArgs], yield* cliEnv)
+      const url = yield* child.firstLine
+      const consent = yield* approveInBrowser(withHint(url, accountId), { accountId })
+      const landing = yield* fetchPage(consent.location!)
+      return { url: new URL(url), landing, result: yield* child.exit }
+    })
+  )
+
+layer(Stack, { excludeTestServices: true })("connect, status and disconnect commands (child processes)", (it) => {
+  it.effect("connect (PKCE): prints the URL, takes the redirect, stores the connection, prints connected <name> (<id>)", () =>
+    Effect.gen(function* () {
+      const acc = (yield* TestEmulator).accounts[0]!
+      const settings = yield* ServiceSettings
+      const { url, landing, result } = yield* connectWithCli(acc.accountId, [])
+      expect(url.searchParams.get("code_challenge_method")).toBe("S256")
+      expect(url.searchParams.get("redirect_uri")).toBe(settings.redirectUri)
+      expect(landing.status).toBe(200)
+      expect(result.code).toBe(0)
+      expect(result.stdout).toContain(`connected ${acc.name} (${acc.accountId})`)
+      expect(Option.getOrThrow(yield* (yield* Connections).get(acc.accountId)).status).toBe("active")
+      yield* assertNoSecretsIn([result.stdout, result.stderr], yield* secrets)
+    })
+  )
+
+  it.effect("connect --no-pkce", () =>
+    Effect.gen(function* () {
+      const acc = (yield* TestEmulator).accounts[1]!
+      const { url, result } = yield* connectWithCli(acc.accountId, ["--no-pkce"])
+      expect(url.searchParams.has("code_challenge")).toBe(false)
+      expect(url.searchParams.has("state")).toBe(true)
+      expect(result.code).toBe(0)
+      expect(result.stdout).toContain(`connected ${acc.name} (${acc.accountId})`)
+      yield* assertNoSecretsIn([result.stdout, result.stderr], yield* secrets)
+    })
+  )
+
+  it.effect("denial leaves no redirect: connect gives up after --timeout, says so, exits non-zero; a wrong state is refused", () =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const emulator = yield* TestEmulator
+        const acc = emulator.accounts[2]!
+        const settings = yield* ServiceSettings
+        // the admin sees the consent page (no auto-approval) and clicks Deny
+        yield* emulator.admin.setApproval({ mode: "manual" })
+        yield* Effect.addFinalizer(() => Effect.orDie(emulator.admin.setApproval({ mode: "auto" })))
+        const child = yield* spawnCli(["connect", "--timeout", "3"], yield* cliEnv)
+        const url = yield* child.firstLine
+        const wrong = yield* fetchPage(`${settings.redirectUri}?code=stolen&state=not-ours`)
+        expect(wrong.status).toBe(400)
+        expect(wrong.body).toContain("state mismatch")
+        const denied = yield* approveInBrowser(withHint(url, acc.accountId), { accountId: acc.accountId, deny: true })
+        expect(denied.location).toBeNull()
+        const result = yield* child.exit
+        expect(result.code).toBe(1)
+        expect(result.stderr).toContain("no authorization arrived within 3s")
+        expect(Option.isNone(yield* (yield* Connections).get(acc.accountId))).toBe(true)
+      })
+    )
+  )
+
+  it.effect("status --json lists the connections; disconnect --account calls appDisconnect, deletes tokens, marks disconnected", () =>
+    Effect.gen(function* () {
+      const emulator = yield* TestEmulator
+      const [a, b] = emulator.accounts
+      const env = yield* cliEnv
+      const refreshBefore = Option.getOrThrow(Option.getOrThrow(yield* (yield* TokenStore).read(a!.accountId)).refreshToken)
+      const leakable = yield* secrets
+
+      const status = yield* runCli(["status", "--json"], env)
+      expect(status.code).toBe(0)
+      const rows = JSON.parse(status.stdout) as Array<{ accountId: string; status: string; tokenExpiresAt: string | null }>
+      expect(rows.map((r) => [r.accountId, r.status]).sort()).toEqual([[a!.accountId, "active"], [b!.accountId, "active"]].sort())
+      expect(rows.every((r) => r.tokenExpiresAt !== null)).toBe(true)
+
+      const disconnect = yield* runCli(["disconnect", "--account", a!.accountId], env)
+      expect(disconnect.code).toBe(0)
+      expect(disconnect.stdout).toContain(`disconnected ${a!.accountId}`)
+      expect(yield* emulator.admin.isRefreshTokenValid(emulator.app.clientId, Redacted.value(refreshBefore))).toBe(false)
+      // the table `status` prints without --json
+      const table = connectionsTable(yield* (yield* Connections).list())
+      expect(table.split("\n")[0]).toMatch(/^ACCOUNT\s+NAME\s+STATUS\s+REASON\s+TOKEN EXPIRES\s+LAST RUN$/)
+      expect(table).toMatch(new RegExp(`${a!.accountId}\\s+${a!.name}\\s+disconnected\\s+disconnect command`))
+      expect(table).toMatch(new RegExp(`${b!.accountId}\\s+${b!.name}\\s+active\\s+\\d{4}-`))
+      expect(Option.isNone(yield* (yield* TokenStore).read(a!.accountId))).toBe(true)
+
+      yield* assertNoSecretsIn([status.stdout, status.stderr, disconnect.stdout, disconnect.stderr], leakable)
+    })
+  )
+})

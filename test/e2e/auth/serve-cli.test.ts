@@ -1,0 +1,73 @@
+import { expect, layer } from "@effect/vitest"
+import { Effect, Layer, Schedule } from "effect"
+import { Connections } from "../../../src/auth/Connections.js"
+import { ServiceSettings } from "../../../src/auth/ServiceSettings.js"
+import { approveInBrowser } from "../../support/browser.js"
+import { authLayerWith, connectAccount, freePort, settingsEnv, settingsFor } from "../../support/connector.js"
+import { TestDatabase, TestDatabaseLive } from "../../support/database.js"
+import { EmulatorTestWith, TestEmulator } from "../../support/emulator.js"
+import { runCli, spawnCli } from "../../support/cli.js"
+
+class ServePort extends Effect.Tag("test/ServePort")<ServePort, number>() {}
+
+const Stack = Layer.unwrapEffect(Effect.map(TestEmulator, (e) => authLayerWith(settingsFor(e)))).pipe(
+  Layer.provideMerge(
+    EmulatorTestWith(
+      Effect.map(ServePort, (port) => ({ redirectUri: `http://127.0.0.1:${port}/oauth/callback`, accounts: 2 }))
+    )
+  ),
+  Layer.provideMerge(Layer.effect(ServePort, freePort)),
+  Layer.provideMerge(TestDatabaseLive)
+)
+
+const get = (url: string) =>
+  Effect.promise(async () => {
+    const response = await fetch(url, { redirect: "manual" })
+    return { status: response.status, location: response.headers.get("location"), body: await response.text() }
+  })
+
+layer(Stack, { timeout: 90_000, excludeTestServices: true })("serve and disconnect --all as commands (child processes)", (it) => {
+  it.scoped("`serve --port` answers probes and metrics, connects an account through /oauth/start, exits 143 on SIGTERM", () =>
+    Effect.gen(function* () {
+      const port = yield* ServePort
+      const env = { ...(yield* TestDatabase).env, ...settingsEnv(yield* ServiceSettings) }
+      const serve = yield* spawnCli(["serve", "--port", String(port), "--host", "127.0.0.1"], env)
+      const base = `http://127.0.0.1:${port}`
+      const health = yield* get(`${base}/healthz`).pipe(
+        Effect.catchAllDefect((e) => Effect.fail(e)),
+        Effect.retry(Schedule.spaced("200 millis").pipe(Schedule.intersect(Schedule.recurs(150)))),
+        Effect.orDie
+      )
+      expect(health.status).toBe(200)
+      expect((yield* get(`${base}/readyz`)).status).toBe(200)
+      expect((yield* get(`${base}/metrics`)).status).toBe(200)
+
+      const account = (yield* TestEmulator).accounts[0]!
+      const start = yield* get(`${base}/oauth/start`)
+      expect(start.status).toBe(302)
+      const hinted = new URL(start.location!)
+      hinted.searchParams.set("login_hint", account.accountId)
+      const consent = yield* approveInBrowser(hinted.toString(), { accountId: account.accountId })
+      const callback = yield* get(consent.location!)
+      expect(callback.status, callback.body).toBe(200)
+      const stored = yield* (yield* Connections).get(account.accountId)
+      expect(stored._tag === "Some" && stored.value.status).toBe("active")
+
+      serve.child.kill("SIGTERM")
+      const exit = yield* serve.exit
+      expect(exit.code).toBe(143)
+    })
+  )
+
+  it.effect("`disconnect --all` disconnects every connected account", () =>
+    Effect.gen(function* () {
+      const { accounts } = yield* TestEmulator
+      for (const a of accounts) yield* connectAccount(a.accountId)
+      const env = { ...(yield* TestDatabase).env, ...settingsEnv(yield* ServiceSettings) }
+      const result = yield* runCli(["disconnect", "--all"], env)
+      expect(result.code, result.stderr).toBe(0)
+      const all = yield* (yield* Connections).list()
+      expect(all.map((c) => c.status)).toEqual(accounts.map(() => "disconnected"))
+    })
+  )
+})

@@ -1,0 +1,47 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { quickOptions, runBench } from "../../../bench/lib/bench.js"
+
+// The benchmarks at toy sizes: the same code paths as `npm run bench` (emulator child, real OAuth, real Postgres,
+// a child `backfill` under /usr/bin/time), asserting what must hold at any size, not timings.
+describe("npm run bench (smoke)", () => {
+  it.live(
+    "measures every figure, and the figures obey their physical bounds",
+    () =>
+      Effect.gen(function* () {
+        const r = yield* runBench(
+          { ...quickOptions, budgetJobs: 2_000, floorSec: 2, landingJobs: 2_000, memoryJobs: [500], accounts: 4, jobsPerAccount: 200, concurrencies: [4] },
+          "smoke"
+        )
+        expect(r.machine).toMatch(/cores/)
+        expect(Date.parse(r.takenAt)).not.toBeNaN()
+
+        const budget = r.budget!
+        // our budget waits before a query would be throttled; the reactive baseline learns by being throttled
+        expect(budget.throttled).toBe(0)
+        expect(budget.reactive.throttled).toBeGreaterThan(0)
+        // nobody beats the bucket: the floor is a lower bound of the time
+        expect(budget.efficiency).toBeGreaterThan(0)
+        expect(budget.efficiency).toBeLessThanOrEqual(1.02)
+        expect(budget.reactive.efficiency).toBeLessThanOrEqual(1.02)
+        expect(budget.requestedPoints).toBeGreaterThanOrEqual(20 * budget.pageCost)
+        expect(budget.speedupVsReactive).toBeCloseTo(budget.reactive.seconds / budget.seconds, 6)
+
+        const landing = r.landing!
+        expect(landing.rowsPerSec).toBeGreaterThan(0)
+        expect(landing.copyRowsPerSec).toBeGreaterThan(0)
+        expect(landing.copyRatio).toBeCloseTo(landing.rowsPerSec / landing.copyRowsPerSec, 6)
+        expect(landing.cpuSecPer10k).toBeGreaterThan(0)
+
+        expect(r.memory!.runs).toHaveLength(1)
+        expect(r.memory!.peakRssMb100k).toBeGreaterThan(20)
+
+        expect(r.accounts).toHaveLength(1)
+        const a = r.accounts![0]!
+        expect(a.concurrency).toBe(4)
+        expect(a.rowsPerSec).toBeGreaterThan(0)
+        expect(a.ratioToCeiling).toBeCloseTo(a.rowsPerSec / a.ceilingRowsPerSec, 6)
+      }),
+    240_000
+  )
+})

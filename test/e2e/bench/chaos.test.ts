@@ -1,0 +1,22 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { runChaos } from "../../../bench/lib/chaos.js"
+import { quickChaos } from "../../../bench/lib/chaosQuick.js"
+
+// The chaos run reduced: 2 accounts x 2,500 jobs, the connector child SIGKILLed 3 times, its Postgres sessions
+// terminated, one account revoked by a sandbox session and reconnected, 5xx/drops/truncation/latency throughout.
+describe("npm run chaos (reduced)", () => {
+  it.live(
+    "loses nothing: the warehouse equals the emulator, no rotation is lost, no run is left running",
+    () =>
+      Effect.gen(function* () {
+        const report = yield* runChaos(quickChaos(20_251_122))
+        const failed = report.checks.filter((c) => !c.ok).map((c) => `${c.name}: ${c.detail}`)
+        expect(failed).toEqual([])
+        expect(report.kills).toBeGreaterThanOrEqual(3)
+        expect(report.terminations).toBeGreaterThanOrEqual(1)
+        expect(report.revoked).toBeDefined()
+      }),
+    300_000
+  )
+})

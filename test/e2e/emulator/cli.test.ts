@@ -1,0 +1,89 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { type ChildProcess, spawn } from "node:child_process"
+import { fileURLToPath } from "node:url"
+import { http, pkce, postForm } from "../../support/emulatorClient.js"
+
+const bin = fileURLToPath(new URL("../../../bin/account-sync.mjs", import.meta.url))
+
+/** Starts `account-sync emulator ...`; resolves with its stdout once it printed the last account line. */
+const start = (args: ReadonlyArray<string>, accounts: number) =>
+  Effect.acquireRelease(
+    Effect.async<{ child: ChildProcess; stdout: () => string }, Error>((resume) => {
+      const child = spawn(process.execPath, [bin, "emulator", ...args], { env: { ...process.env, LOG_FORMAT: "json" }, stdio: ["ignore", "pipe", "pipe"] })
+      let out = ""
+      let err = ""
+      const timer = setTimeout(() => resume(Effect.fail(new Error(`emulator did not start within 60 s: ${out}${err}`))), 60_000)
+      child.stdout!.on("data", (c: Buffer) => {
+        out += c.toString()
+        if (out.includes(`account ${accounts}:`)) {
+          clearTimeout(timer)
+          resume(Effect.succeed({ child, stdout: () => out }))
+        }
+      })
+      child.stderr!.on("data", (c: Buffer) => (err += c.toString()))
+      child.on("exit", (code) => {
+        clearTimeout(timer)
+        resume(Effect.fail(new Error(`emulator exited with ${code}: ${out}${err}`)))
+      })
+    }),
+    ({ child }) => Effect.sync(() => child.exitCode === null && child.kill("SIGKILL"))
+  )
+
+describe("account-sync emulator (CLI)", () => {
+  it.scopedLive("serves one app and N accounts, prints them, walks a full flow over HTTP, and stops on SIGTERM", () =>
+    Effect.gen(function* () {
+      const redirect = "http://127.0.0.1:9/cb"
+      const { child, stdout } = yield* start(
+        ["--port", "0", "--client-id", "cli-client", "--client-secret", "cli-secret", "--redirect-uri", redirect, "--accounts", "2", "--jobs", "7", "--auto-approve", "--rotation", "--admin", "--max-points", "5000"],
+        2
+      )
+      const text = stdout()
+      const baseUrl = /serving (http:\/\/127\.0\.0\.1:\d+)/.exec(text)![1]!
+      expect(text).toContain("client id cli-client")
+      expect(text).not.toContain("cli-secret")
+      const ids = [...text.matchAll(/account \d: id (\S+)/g)].map((m) => m[1]!)
+      expect(ids).toHaveLength(2)
+
+      const pair = pkce()
+      const auth = yield* http(
+        `${baseUrl}/api/oauth/authorize?${new URLSearchParams({ response_type: "code", client_id: "cli-client", redirect_uri: redirect, state: "xyz", code_challenge: pair.challenge, code_challenge_method: "S256", login_hint: ids[1]! })}`
+      )
+      expect(auth.status).toBe(302)
+      const code = new URL(auth.headers.get("location")!).searchParams.get("code")!
+      const tokens = yield* postForm(`${baseUrl}/api/oauth/token`, {
+        grant_type: "authorization_code", client_id: "cli-client", client_secret: "cli-secret", code, redirect_uri: redirect, code_verifier: pair.verifier
+      })
+      expect(tokens.status).toBe(200)
+      const jobs = yield* http(`${baseUrl}/api/graphql`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${tokens.json.access_token}`, "X-SERVICE-GRAPHQL-VERSION": "2025-01-20" },
+        body: JSON.stringify({ query: "{ account { id } jobs(first: 10) { nodes { jobNumber } } }" })
+      })
+      expect(jobs.json.data.account.id).toBe(ids[1])
+      expect(jobs.json.data.jobs.nodes).toHaveLength(7)
+      expect(jobs.json.extensions.cost.throttleStatus.maximumAvailable).toBe(5000)
+      const rotated = yield* postForm(`${baseUrl}/api/oauth/token`, {
+        grant_type: "refresh_token", client_id: "cli-client", client_secret: "cli-secret", refresh_token: tokens.json.refresh_token
+      })
+      expect(typeof rotated.json.refresh_token).toBe("string")
+      expect((yield* http(`${baseUrl}/__admin/stats`, { method: "POST", body: "{}" })).json.result.tokenRequests.refresh_token).toBe(1)
+
+      const exit = yield* Effect.async<number | null>((resume) => {
+        child.once("exit", (c) => resume(Effect.succeed(c)))
+        child.kill("SIGTERM")
+      })
+      expect(exit).toBe(143)
+    }),
+    120_000
+  )
+
+  it.scopedLive("with no options it serves defaults that are printed (client id, default secret, redirect URI)", () =>
+    Effect.gen(function* () {
+      const { stdout } = yield* start(["--port", "0"], 1)
+      expect(stdout()).toContain("client id emulator-client, client secret emulator-secret (default), redirect URI http://127.0.0.1:8080/oauth/callback")
+      expect(stdout()).toContain("admin API: off")
+    }),
+    120_000
+  )
+})

@@ -1,0 +1,199 @@
+import { SqlClient } from "@effect/sql"
+import { describe, expect, layer } from "@effect/vitest"
+import { Cause, Duration, Effect, Exit, Layer, Option, Redacted, TestClock } from "effect"
+import * as crypto from "node:crypto"
+import { Connections, ConnectionsLive } from "../../../src/auth/Connections.js"
+import { PendingFlows, PendingFlowsLive } from "../../../src/auth/PendingFlows.js"
+import { decryptWith, encryptWith, TokenCipherLive } from "../../../src/auth/TokenCipher.js"
+import type { IssuedTokens } from "../../../src/auth/TokenEndpoint.js"
+import { TokenStore, TokenStoreLive } from "../../../src/auth/TokenStore.js"
+import { authorizationUrl, codeChallenge, newCodeVerifier } from "../../../src/auth/Authorization.js"
+import { authLayerWith } from "../../support/connector.js"
+import { TestDatabaseLive } from "../../support/database.js"
+import { AccessTokens } from "../../../src/auth/AccessTokens.js"
+import { offlineSettings, settingsLayer } from "../../support/auth.js"
+
+const settings = offlineSettings()
+const Stack = Layer.mergeAll(ConnectionsLive, PendingFlowsLive).pipe(
+  Layer.provideMerge(TokenStoreLive),
+  Layer.provideMerge(TokenCipherLive),
+  Layer.provideMerge(settingsLayer(settings)),
+  Layer.provideMerge(TestDatabaseLive)
+)
+
+const issued = (access: string, refresh: string | undefined, expiresAt = new Date("2030-01-01T00:00:00Z")): IssuedTokens => ({
+  accessToken: Redacted.make(access),
+  refreshToken: refresh === undefined ? Option.none() : Option.some(Redacted.make(refresh)),
+  expiresAt,
+  scopes: Option.none()
+})
+
+describe("token encryption", () => {
+  const key = Redacted.make(crypto.randomBytes(32))
+  const other = Redacted.make(crypto.randomBytes(32))
+
+  layer(Layer.empty)((it) => {
+    it.effect("round-trips, with a fresh IV per value, and fails plainly under another key or after tampering", () =>
+      Effect.gen(function* () {
+        const secret = Redacted.make("access-token-value-123")
+        const a = encryptWith(key, secret)
+        const b = encryptWith(key, secret)
+        expect(a.equals(b)).toBe(false)
+        expect(a.includes(Buffer.from("access-token-value-123"))).toBe(false)
+        expect(Redacted.value(yield* decryptWith(key, a, "access token of account A"))).toBe("access-token-value-123")
+
+        const wrongKey = yield* Effect.flip(decryptWith(other, a, "access token of account A"))
+        expect(wrongKey._tag).toBe("TokenKeyMismatch")
+        expect(wrongKey.message).toContain("TOKEN_ENCRYPTION_KEY does not match")
+        expect(wrongKey.message).toContain("access token of account A")
+        expect(wrongKey.message).not.toContain("access-token-value")
+
+        const tampered = Buffer.from(a)
+        tampered[tampered.length - 1]! ^= 1
+        expect((yield* Effect.flip(decryptWith(key, tampered, "x")))._tag).toBe("TokenKeyMismatch")
+      })
+    )
+
+    it.effect("PKCE: an 86-character unreserved verifier and its S256 challenge in the authorization URL", () =>
+      Effect.sync(() => {
+        const verifier = newCodeVerifier()
+        expect(Redacted.value(verifier)).toMatch(/^[A-Za-z0-9\-._~]{43,128}$/)
+        expect(Redacted.value(newCodeVerifier())).not.toBe(Redacted.value(verifier))
+        const expected = crypto.createHash("sha256").update(Redacted.value(verifier)).digest("base64url")
+        expect(codeChallenge(verifier)).toBe(expected)
+        const url = new URL(
+          authorizationUrl({ baseUrl: "https://svc.example", clientId: "cid", redirectUri: "http://127.0.0.1:1/cb", state: "st", codeVerifier: verifier })
+        )
+        expect(url.pathname).toBe("/api/oauth/authorize")
+        expect(Object.fromEntries(url.searchParams)).toEqual({
+          response_type: "code",
+          client_id: "cid",
+          redirect_uri: "http://127.0.0.1:1/cb",
+          state: "st",
+          code_challenge: expected,
+          code_challenge_method: "S256"
+        })
+      })
+    )
+  })
+})
+
+layer(Stack)("token store and connections (Postgres)", (it) => {
+  it.effect("tokens are stored encrypted: the rows hold neither token, and another key cannot read them", () =>
+    Effect.gen(function* () {
+      const connections = yield* Connections
+      const sql = yield* SqlClient.SqlClient
+      yield* connections.activate({ accountId: "acc-enc", accountName: "Enc", scopes: ["read_jobs"], tokens: issued("plain-access-AAAA", "plain-refresh-BBBB") })
+      const rows = yield* sql<{ access_token: Uint8Array; refresh_token: Uint8Array }>`
+        SELECT access_token, refresh_token FROM oauth_tokens WHERE account_id = 'acc-enc'`
+      const raw = Buffer.concat([Buffer.from(rows[0]!.access_token), Buffer.from(rows[0]!.refresh_token)])
+      expect(raw.includes(Buffer.from("plain-access"))).toBe(false)
+      expect(raw.includes(Buffer.from("plain-refresh"))).toBe(false)
+      const dump = yield* sql<{ t: string }>`SELECT row_to_json(o)::text AS t FROM oauth_tokens o`
+      expect(dump.map((r) => r.t).join()).not.toContain("plain-")
+
+      const otherKey = Redacted.make(crypto.randomBytes(32))
+      const failure = yield* Effect.flip(decryptWith(otherKey, rows[0]!.access_token, "access token of account acc-enc"))
+      expect(failure._tag).toBe("TokenKeyMismatch")
+
+      const stored = yield* (yield* TokenStore).read("acc-enc")
+      expect(Option.map(stored, (s) => Redacted.value(s.accessToken))).toEqual(Option.some("plain-access-AAAA"))
+
+      // a process configured with another key: a plain error naming the key, never a token
+      const wrongKeyStack = authLayerWith(offlineSettings({ encryptionKey: otherKey })).pipe(Layer.provide(Layer.succeed(SqlClient.SqlClient, sql)))
+      const exit = yield* Effect.exit(Effect.flatMap(AccessTokens, (t) => t.get("acc-enc")).pipe(Effect.provide(wrongKeyStack)))
+      const defect = Exit.isFailure(exit) ? Cause.dieOption(exit.cause) : Option.none()
+      expect(Option.map(defect, (d) => (d as { _tag: string })._tag)).toEqual(Option.some("TokenKeyMismatch"))
+      expect(Option.map(defect, (d) => (d as Error).message)).toEqual(
+        Option.some("cannot decrypt the access token of account acc-enc: TOKEN_ENCRYPTION_KEY does not match the key the tokens were stored with")
+      )
+    })
+  )
+
+  it.effect("a refresh without a new refresh token keeps the old one; with one, it replaces it; version grows", () =>
+    Effect.gen(function* () {
+      const connections = yield* Connections
+      const store = yield* TokenStore
+      yield* connections.activate({ accountId: "acc-rot", accountName: "Rot", scopes: [], tokens: issued("a1", "r1") })
+      const v1 = Option.getOrThrow(yield* store.read("acc-rot"))
+      const afterPlain = yield* store.write("acc-rot", issued("a2", undefined), "refresh")
+      expect(Redacted.value(afterPlain.accessToken)).toBe("a2")
+      expect(Option.map(afterPlain.refreshToken, Redacted.value)).toEqual(Option.some("r1"))
+      expect(afterPlain.version).toBe(v1.version + 1)
+      const afterRotation = yield* store.write("acc-rot", issued("a3", "r2"), "refresh")
+      expect(Option.map(afterRotation.refreshToken, Redacted.value)).toEqual(Option.some("r2"))
+      expect(afterRotation.version).toBe(v1.version + 2)
+    })
+  )
+
+  it.effect("active -> revoked -> active on reconnect; disconnected deletes the tokens; listActive follows", () =>
+    Effect.gen(function* () {
+      const connections = yield* Connections
+      const store = yield* TokenStore
+      yield* connections.activate({ accountId: "acc-sm", accountName: "Old name", scopes: ["read_jobs", "read_clients"], tokens: issued("a", "r") })
+      expect((yield* connections.listActive()).map((c) => c.accountId)).toContain("acc-sm")
+
+      yield* connections.markRevoked("acc-sm", "refresh refused: invalid_grant")
+      let c = Option.getOrThrow(yield* connections.get("acc-sm"))
+      expect([c.status, c.statusReason]).toEqual(["revoked", "refresh refused: invalid_grant"])
+      expect((yield* connections.listActive()).map((c) => c.accountId)).not.toContain("acc-sm")
+
+      c = yield* connections.activate({ accountId: "acc-sm", accountName: "New name", scopes: ["read_jobs"], tokens: issued("a2", "r2") })
+      expect([c.status, c.statusReason, c.accountName, c.scopes]).toEqual(["active", null, "New name", ["read_jobs"]])
+      expect(c.tokenExpiresAt?.toISOString()).toBe("2030-01-01T00:00:00.000Z")
+
+      expect(yield* connections.markDisconnected("acc-sm", "APP_DISCONNECT webhook")).toBe(true)
+      c = Option.getOrThrow(yield* connections.get("acc-sm"))
+      expect([c.status, c.tokenExpiresAt]).toEqual(["disconnected", null])
+      expect(Option.isNone(yield* store.read("acc-sm"))).toBe(true)
+
+      yield* connections.rename("acc-sm", "Renamed")
+      expect(Option.getOrThrow(yield* connections.get("acc-sm")).accountName).toBe("Renamed")
+    })
+  )
+
+  it.effect("a disconnect event older than the current connection changes nothing", () =>
+    Effect.gen(function* () {
+      const connections = yield* Connections
+      yield* TestClock.setTime(Date.parse("2026-01-01T12:00:00Z"))
+      yield* connections.activate({ accountId: "acc-late", accountName: "Late", scopes: [], tokens: issued("a", "r") })
+      const changed = yield* connections.markDisconnected("acc-late", "late webhook", { occurredAt: new Date("2026-01-01T11:58:00Z") })
+      expect(changed).toBe(false)
+      expect(Option.getOrThrow(yield* connections.get("acc-late")).status).toBe("active")
+    })
+  )
+
+  it.effect("status shows the last sync run", () =>
+    Effect.gen(function* () {
+      const connections = yield* Connections
+      const sql = yield* SqlClient.SqlClient
+      yield* connections.activate({ accountId: "acc-run", accountName: "Run", scopes: [], tokens: issued("a", "r") })
+      yield* sql`INSERT INTO sync_runs (account_id, stream, kind, started_at, finished_at, outcome)
+                 VALUES ('acc-run', 'jobs', 'full', '2026-01-01T00:00:00Z', '2026-01-01T00:01:00Z', 'succeeded'),
+                        ('acc-run', 'jobs', 'incremental', '2026-01-02T00:00:00Z', NULL, 'failed')`
+      const c = Option.getOrThrow(yield* connections.get("acc-run"))
+      expect(c.lastRun).toMatchObject({ stream: "jobs", kind: "incremental", outcome: "failed", finishedAt: null })
+      expect(c.lastRun?.startedAt.toISOString()).toBe("2026-01-02T00:00:00.000Z")
+    })
+  )
+
+  it.effect("pending flows: taken once (a replay is unknown), expire after 10 minutes, verifier encrypted", () =>
+    Effect.gen(function* () {
+      const pending = yield* PendingFlows
+      const sql = yield* SqlClient.SqlClient
+      const verifier = newCodeVerifier()
+      yield* pending.save("state-1", Option.some(verifier))
+      yield* pending.save("state-2", Option.none())
+      const raw = yield* sql<{ t: string }>`SELECT encode(code_verifier, 'escape') AS t FROM oauth_pending WHERE state = 'state-1'`
+      expect(raw[0]!.t).not.toContain(Redacted.value(verifier))
+
+      expect(Option.map(yield* pending.take("state-1"), Redacted.value)).toEqual(Option.some(Redacted.value(verifier)))
+      expect((yield* Effect.flip(pending.take("state-1")))._tag).toBe("UnknownState")
+      expect((yield* Effect.flip(pending.take("never-issued")))._tag).toBe("UnknownState")
+
+      yield* TestClock.adjust(Duration.minutes(11))
+      const expired = yield* Effect.exit(pending.take("state-2"))
+      expect(Exit.isFailure(expired) && expired.cause._tag === "Fail" && expired.cause.error._tag).toBe("PendingFlowExpired")
+    })
+  )
+})

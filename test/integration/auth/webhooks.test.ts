@@ -1,0 +1,102 @@
+import { SqlClient } from "@effect/sql"
+import { expect, layer } from "@effect/vitest"
+import { Effect, Layer, Option, Redacted } from "effect"
+import * as crypto from "node:crypto"
+import { Connections, ConnectionsLive } from "../../../src/auth/Connections.js"
+import { DisconnectEvents, DisconnectEventsLive } from "../../../src/auth/DisconnectEvents.js"
+import { TokenCipherLive } from "../../../src/auth/TokenCipher.js"
+import { TokenStore, TokenStoreLive } from "../../../src/auth/TokenStore.js"
+import { TestDatabaseLive } from "../../support/database.js"
+import { offlineSettings, settingsLayer } from "../../support/auth.js"
+
+const settings = offlineSettings()
+const secret = Redacted.value(settings.clientSecret)
+const Stack = DisconnectEventsLive.pipe(
+  Layer.provideMerge(ConnectionsLive),
+  Layer.provideMerge(TokenStoreLive),
+  Layer.provideMerge(TokenCipherLive),
+  Layer.provideMerge(settingsLayer(settings)),
+  Layer.provideMerge(TestDatabaseLive)
+)
+
+const body = (accountId: string, occuredAt = "2030-01-01T00:00:00Z", topic = "APP_DISCONNECT") =>
+  Buffer.from(JSON.stringify({ data: { webHookEvent: { topic, appId: "app-1", accountId, itemId: accountId, occuredAt } } }))
+const sign = (raw: Uint8Array, key = secret) => crypto.createHmac("sha256", key).update(raw).digest("base64")
+
+const connect = (accountId: string) =>
+  Effect.flatMap(Connections, (c) =>
+    c.activate({
+      accountId,
+      accountName: accountId,
+      scopes: [],
+      tokens: { accessToken: Redacted.make("a"), refreshToken: Option.some(Redacted.make("r")), expiresAt: new Date("2031-01-01"), scopes: Option.none() }
+    })
+  )
+
+const state = (accountId: string) =>
+  Effect.gen(function* () {
+    const c = Option.getOrThrow(yield* (yield* Connections).get(accountId))
+    const tokens = yield* (yield* TokenStore).read(accountId)
+    return { status: c.status, hasTokens: Option.isSome(tokens) }
+  })
+
+layer(Stack)("APP_DISCONNECT webhook (verification and idempotency)", (it) => {
+  it.effect("forged, unsigned, wrongly signed, re-serialized and malformed bodies change nothing", () =>
+    Effect.gen(function* () {
+      const events = yield* DisconnectEvents
+      const sql = yield* SqlClient.SqlClient
+      yield* connect("acc-w1")
+      const raw = body("acc-w1")
+
+      const unsigned = yield* Effect.flip(events.receive(raw, undefined))
+      expect(unsigned._tag).toBe("WebhookSignatureInvalid")
+      const empty = yield* Effect.flip(events.receive(raw, ""))
+      expect(empty._tag).toBe("WebhookSignatureInvalid")
+      const forged = yield* Effect.flip(events.receive(raw, sign(raw, "not-the-secret")))
+      expect(forged._tag).toBe("WebhookSignatureInvalid")
+      // the signature of one body does not carry over to another (here: another account)
+      const swapped = yield* Effect.flip(events.receive(body("acc-other"), sign(raw)))
+      expect(swapped._tag).toBe("WebhookSignatureInvalid")
+      // the same JSON serialized differently is a different body: the HMAC is over the raw bytes
+      const reformatted = Buffer.from(JSON.stringify(JSON.parse(raw.toString()), null, 2))
+      expect((yield* Effect.flip(events.receive(reformatted, sign(raw))))._tag).toBe("WebhookSignatureInvalid")
+      const garbage = yield* Effect.flip(events.receive(raw, "%%%not base64%%%"))
+      expect(garbage._tag).toBe("WebhookSignatureInvalid")
+
+      for (const bad of [Buffer.from("{not json"), Buffer.from(JSON.stringify({ data: { webHookEvent: { topic: "APP_DISCONNECT" } } })), Buffer.from("")]) {
+        expect((yield* Effect.flip(events.receive(bad, sign(bad))))._tag).toBe("WebhookMalformed")
+      }
+      expect(yield* state("acc-w1")).toEqual({ status: "active", hasTokens: true })
+      expect(yield* sql`SELECT 1 FROM webhook_events`).toHaveLength(0)
+    })
+  )
+
+  it.effect("a valid APP_DISCONNECT delivered three times is applied once", () =>
+    Effect.gen(function* () {
+      const events = yield* DisconnectEvents
+      const sql = yield* SqlClient.SqlClient
+      yield* connect("acc-w2")
+      const raw = body("acc-w2", "2030-02-02T10:00:00Z")
+      const first = yield* events.receive(raw, sign(raw))
+      expect(first).toMatchObject({ _tag: "Applied", changed: true, accountId: "acc-w2" })
+      expect(yield* state("acc-w2")).toEqual({ status: "disconnected", hasTokens: false })
+
+      // the admin reconnects; late redeliveries of the same event must not undo that
+      yield* connect("acc-w2")
+      expect((yield* events.receive(raw, sign(raw)))._tag).toBe("Duplicate")
+      expect((yield* events.receive(raw, sign(raw)))._tag).toBe("Duplicate")
+      expect(yield* state("acc-w2")).toEqual({ status: "active", hasTokens: true })
+      expect(yield* sql`SELECT 1 FROM webhook_events WHERE account_id = 'acc-w2'`).toHaveLength(1)
+    })
+  )
+
+  it.effect("unknown topics are acknowledged and recorded, not applied", () =>
+    Effect.gen(function* () {
+      const events = yield* DisconnectEvents
+      yield* connect("acc-w3")
+      const raw = body("acc-w3", "2030-03-03T00:00:00Z", "JOB_UPDATE")
+      expect(yield* events.receive(raw, sign(raw))).toMatchObject({ _tag: "Ignored", topic: "JOB_UPDATE" })
+      expect(yield* state("acc-w3")).toEqual({ status: "active", hasTokens: true })
+    })
+  )
+})

@@ -1,0 +1,52 @@
+import { SqlClient } from "@effect/sql"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Layer, Option, Redacted } from "effect"
+import * as crypto from "node:crypto"
+import { makeDatabaseLayer } from "../../../src/db/Database.js"
+import { runMigrations } from "../../../src/db/Migrations.js"
+import { jobsStream } from "../../../src/sync/streams/jobs.js"
+import { Warehouse, WarehouseLive } from "../../../src/sync/Warehouse.js"
+import { job, landed } from "../../support/jobFixtures.js"
+
+const url = process.env.TEST_DATABASE_URL
+
+/** A Warehouse over one connection (so every statement shares one session) on a fresh schema, dropped after. */
+const oneSession = (prepareStatements: boolean) => {
+  const schema = `t_prep_${crypto.randomBytes(4).toString("hex")}`
+  const database = makeDatabaseLayer({ url: Option.some(Redacted.make(url!)), dataDir: "memory", schema, maxConnections: 1, prepareStatements })
+  const migrated = Layer.scopedDiscard(
+    Effect.zipRight(
+      runMigrations,
+      Effect.flatMap(SqlClient.SqlClient, (sql) => Effect.addFinalizer(() => sql.unsafe(`DROP SCHEMA IF EXISTS ${schema} CASCADE`).pipe(Effect.ignore)))
+    )
+  )
+  return WarehouseLive.pipe(Layer.provideMerge(migrated), Layer.provideMerge(database))
+}
+
+const landThreePages = Effect.gen(function* () {
+  const warehouse = yield* Warehouse
+  const sql = yield* SqlClient.SqlClient
+  yield* warehouse.beginPass("acc-prep", jobsStream, "full")
+  for (const n of [1, 2, 3]) {
+    const nodes = landed([job(n)])
+    yield* warehouse.landPage({ accountId: "acc-prep", stream: jobsStream, kind: "full", nodes, endCursor: `c${n}`, finishesPass: false, highWaterMark: null })
+  }
+  const landedRows = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM jobs WHERE account_id = 'acc-prep'`
+  const prepared = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_prepared_statements WHERE statement LIKE '%jsonb_to_record%'`
+  return { rows: landedRows[0]!.n, prepared: prepared[0]!.n }
+})
+
+// the embedded database shares one session among connections: prepared statements are off there, nothing to test
+describe.skipIf(url === undefined)("prepared page statement", () => {
+  it.effect("the page statement is prepared once on a connection and used for every page", () =>
+    Effect.gen(function* () {
+      expect(yield* landThreePages).toEqual({ rows: 3, prepared: 1 })
+    }).pipe(Effect.provide(oneSession(true)))
+  )
+
+  it.effect("with prepared statements off (DATABASE_PREPARED_STATEMENTS=false) nothing is prepared, pages land the same", () =>
+    Effect.gen(function* () {
+      expect(yield* landThreePages).toEqual({ rows: 3, prepared: 0 })
+    }).pipe(Effect.provide(oneSession(false)))
+  )
+})

@@ -1,0 +1,273 @@
+import { SqlClient, SqlError } from "@effect/sql"
+import { expect, layer } from "@effect/vitest"
+import { Effect, Fiber, Layer, Option, TestClock, TestServices } from "effect"
+import { isConnectionLost } from "../../../src/db/connectionRetry.js"
+import { jobsStream } from "../../../src/sync/streams/jobs.js"
+import { Warehouse, WarehouseLive } from "../../../src/sync/Warehouse.js"
+import { embeddedTestDatabase, TestDatabaseLive } from "../../support/database.js"
+import { job, landed } from "../../support/jobFixtures.js"
+
+const TestLayer = WarehouseLive.pipe(Layer.provideMerge(TestDatabaseLive))
+
+const page = (accountId: string, nodes: ReturnType<typeof landed>, options: { cursor?: string; last?: boolean; kind?: "full" | "incremental" } = {}) => ({
+  accountId,
+  stream: jobsStream,
+  kind: options.kind ?? ("full" as const),
+  nodes,
+  endCursor: options.cursor ?? null,
+  finishesPass: options.last ?? false,
+  highWaterMark: nodes.length > 0 ? nodes.map((n) => n.node.updatedAt as string).sort().at(-1)! : null
+})
+
+layer(TestLayer)("Warehouse", (it) => {
+  it.effect("lands a page and its cursor together; an unchanged row is not rewritten, a changed one is", () =>
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const warehouse = yield* Warehouse
+      yield* warehouse.beginPass("acc-1", jobsStream, "full")
+      const first = yield* warehouse.landPage(page("acc-1", landed([job(1), job(2), job(3)]), { cursor: "c1" }))
+      expect(first).toEqual({ written: 3, deleted: 0 })
+      const cp = yield* warehouse.checkpoint("acc-1", "jobs")
+      expect(Option.getOrThrow(cp).cursor).toBe("c1")
+      const before = yield* sql<{ id: string; xmin: string }>`SELECT id, xmin::text FROM jobs WHERE account_id = 'acc-1' ORDER BY id`
+
+      const again = yield* warehouse.landPage(page("acc-1", landed([job(1), job(2, { title: "renamed" }), job(3)]), { cursor: "c2" }))
+      expect(again.written).toBe(1)
+      const after = yield* sql<{ id: string; xmin: string; title: string }>`SELECT id, xmin::text, title FROM jobs WHERE account_id = 'acc-1' ORDER BY id`
+      expect(after.map((r) => r.xmin === before.find((b) => b.id === r.id)!.xmin)).toEqual([true, false, true])
+      expect(after.map((r) => r.title)).toEqual(["Job 1", "renamed", "Job 3"])
+      expect(Option.getOrThrow(yield* warehouse.checkpoint("acc-1", "jobs")).cursor).toBe("c2")
+
+      const row = (yield* sql<Record<string, unknown>>`SELECT * FROM jobs WHERE account_id = 'acc-1' AND id = ${job(1).id}`)[0]!
+      expect(row.job_number).toBe(1)
+      expect(row.total).toBe(101.25)
+      expect(row.allow_review_request).toBe(true)
+      expect(row.will_client_be_automatically_charged).toBeNull()
+      expect((row.start_at as Date).toISOString()).toBe("2025-01-02T09:00:00.000Z")
+      expect(row.raw).toEqual(job(1))
+    })
+  )
+
+  it.effect("keeps rows with NUL characters: U+FFFD in columns, spelled \\u0000 in raw", () =>
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const warehouse = yield* Warehouse
+      yield* warehouse.beginPass("acc-nul", jobsStream, "full")
+      const nasty = job(7, { title: "before\u0000after", instructions: "x\u0000", defaultVisitTitle: "lone \uD800 surrogate" })
+      expect(yield* warehouse.landPage(page("acc-nul", landed([nasty]), { cursor: "c" }))).toEqual({ written: 1, deleted: 0 })
+      const [row] = yield* sql<{ title: string; instructions: string; default_visit_title: string; raw: Record<string, unknown> }>`
+        SELECT title, instructions, default_visit_title, raw FROM jobs WHERE account_id = 'acc-nul'`
+      expect(row!.title).toBe("before\uFFFDafter")
+      expect(row!.instructions).toBe("x\uFFFD")
+      expect(row!.default_visit_title).toBe("lone \uFFFD surrogate")
+      expect(row!.raw.title).toBe("before\\u0000after")
+      // landing it again changes nothing: the comparison is made on the stored (sanitized) form
+      expect((yield* warehouse.landPage(page("acc-nul", landed([nasty]), { cursor: "c" }))).written).toBe(0)
+    })
+  )
+
+  it.effect("rows landed from the response bodies equal rows landed from serialized nodes; NUL escapes and repeated ids take the node path", () =>
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const warehouse = yield* Warehouse
+      const bodyOf = (...nodes: ReadonlyArray<Record<string, unknown>>) => JSON.stringify({ data: { jobs: { nodes, pageInfo: { hasNextPage: true, endCursor: "x" } } }, extensions: {} })
+      const rowsOf = (account: string) =>
+        sql<Record<string, unknown>>`SELECT * FROM jobs WHERE account_id = ${account} ORDER BY id`.pipe(
+          Effect.map((rows) => rows.map(({ account_id: _, synced_at: __, first_seen_at: ___, ...row }) => row))
+        )
+      const nodes = landed([job(1), job(2, { title: null, total: 12.5 })])
+      for (const account of ["acc-bodies", "acc-nodes"]) yield* warehouse.beginPass(account, jobsStream, "full")
+      const viaBodies = yield* warehouse.landPage({ ...page("acc-bodies", nodes, { cursor: "c2" }), bodies: [bodyOf(job(1)), bodyOf(job(2, { title: null, total: 12.5 }))] })
+      const viaNodes = yield* warehouse.landPage(page("acc-nodes", nodes, { cursor: "c2" }))
+      expect(viaBodies).toEqual({ written: 2, deleted: 0 })
+      expect(viaNodes).toEqual(viaBodies)
+      expect(yield* rowsOf("acc-bodies")).toEqual(yield* rowsOf("acc-nodes"))
+      expect((yield* rowsOf("acc-bodies")).map((r) => r.raw)).toEqual([job(1), job(2, { title: null, total: 12.5 })])
+
+      // Postgres refuses \u0000 in jsonb: such a page is sanitized node by node instead
+      const nasty = job(7, { title: "before\u0000after" })
+      yield* warehouse.beginPass("acc-bodies-nul", jobsStream, "full")
+      yield* warehouse.landPage({ ...page("acc-bodies-nul", landed([nasty]), { cursor: "c" }), bodies: [bodyOf(nasty)] })
+      expect((yield* rowsOf("acc-bodies-nul"))[0]!.title).toBe("before\uFFFDafter")
+
+      // the same id twice (a repeat across two pages of a batch): one row, the later node, not the bodies
+      yield* warehouse.beginPass("acc-bodies-dup", jobsStream, "full")
+      const twice = landed([job(3), job(3, { title: "seen again" })])
+      const result = yield* warehouse.landPage({ ...page("acc-bodies-dup", twice, { cursor: "c" }), bodies: [bodyOf(job(3)), bodyOf(job(3, { title: "seen again" }))] })
+      expect(result.written).toBe(1)
+      expect((yield* rowsOf("acc-bodies-dup")).map((r) => r.title)).toEqual(["seen again"])
+    })
+  )
+
+  it.effect("the same job id in two accounts is two rows", () =>
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const warehouse = yield* Warehouse
+      for (const account of ["acc-a", "acc-b"]) {
+        yield* warehouse.beginPass(account, jobsStream, "full")
+        yield* warehouse.landPage(page(account, landed([job(42, { title: `in ${account}` })]), { cursor: "c" }))
+      }
+      const rows = yield* sql<{ account_id: string; title: string }>`
+        SELECT account_id, title FROM jobs WHERE id = ${job(42).id} ORDER BY account_id`
+      expect(rows).toEqual([{ account_id: "acc-a", title: "in acc-a" }, { account_id: "acc-b", title: "in acc-b" }])
+    })
+  )
+
+  it.effect("a full pass marks rows it did not see deleted; a row that reappears loses deleted_at", () =>
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const warehouse = yield* Warehouse
+      const deletedOf = () =>
+        sql<{ id: string; deleted: boolean }>`SELECT id, deleted_at IS NOT NULL AS deleted FROM jobs WHERE account_id = 'acc-sweep' ORDER BY job_number`
+      yield* warehouse.beginPass("acc-sweep", jobsStream, "full")
+      yield* warehouse.landPage(page("acc-sweep", landed([job(1), job(2)]), { cursor: "c1" }))
+      yield* warehouse.landPage(page("acc-sweep", landed([job(3)]), { cursor: "c2", last: true }))
+      expect((yield* deletedOf()).map((r) => r.deleted)).toEqual([false, false, false])
+      const done = Option.getOrThrow(yield* warehouse.checkpoint("acc-sweep", "jobs"))
+      expect(done.passKind).toBeNull()
+      expect(done.lastFullPassAt).not.toBeNull()
+      expect(done.highWaterMark?.toISOString()).toBe("2025-01-01T00:03:00.000Z")
+
+      // second pass: job 2 is gone; the unchanged jobs 1 and 3 are not rewritten, yet count as seen
+      yield* warehouse.beginPass("acc-sweep", jobsStream, "full")
+      yield* warehouse.landPage(page("acc-sweep", landed([job(1)]), { cursor: "c1" }))
+      const end = yield* warehouse.landPage(page("acc-sweep", landed([job(3)]), { cursor: "c2", last: true }))
+      expect(end).toEqual({ written: 0, deleted: 1 })
+      expect((yield* deletedOf()).map((r) => r.deleted)).toEqual([false, true, false])
+
+      yield* warehouse.beginPass("acc-sweep", jobsStream, "full")
+      const back = yield* warehouse.landPage(page("acc-sweep", landed([job(1), job(2), job(3)]), { cursor: "c9", last: true }))
+      expect(back).toEqual({ written: 1, deleted: 0 })
+      expect((yield* deletedOf()).map((r) => r.deleted)).toEqual([false, false, false])
+    })
+  )
+
+  it.effect("a full pass over an account without live rows records no seen ids; one over an account with rows does", () =>
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const warehouse = yield* Warehouse
+      const seenCount = () =>
+        Effect.map(sql<{ n: number }>`SELECT count(*)::int AS n FROM sync_pass_seen WHERE account_id = 'acc-first'`, (r) => r[0]!.n)
+      yield* warehouse.beginPass("acc-first", jobsStream, "full")
+      yield* warehouse.landPage(page("acc-first", landed([job(1), job(2)]), { cursor: "c1" }))
+      expect(yield* seenCount()).toBe(0)
+      // resumed after an interruption, it still records none, and its end has nothing to sweep
+      expect((yield* warehouse.beginPass("acc-first", jobsStream, "full")).resumed).toBe(true)
+      expect(yield* warehouse.landPage(page("acc-first", landed([job(3)]), { cursor: "c2", last: true }))).toEqual({ written: 1, deleted: 0 })
+
+      yield* warehouse.beginPass("acc-first", jobsStream, "full")
+      yield* warehouse.landPage(page("acc-first", landed([job(1), job(3)]), { cursor: "c1" }))
+      expect(yield* seenCount()).toBe(2)
+      expect(yield* warehouse.landPage(page("acc-first", landed([]), { last: true }))).toEqual({ written: 0, deleted: 1 })
+      expect(yield* seenCount()).toBe(0)
+    })
+  )
+
+  it.effect("a full pass in progress resumes from its cursor; restart forgets it", () =>
+    Effect.gen(function* () {
+      const warehouse = yield* Warehouse
+      yield* warehouse.beginPass("acc-resume", jobsStream, "full")
+      yield* warehouse.landPage(page("acc-resume", landed([job(1)]), { cursor: "after-1" }))
+      const resumed = yield* warehouse.beginPass("acc-resume", jobsStream, "full")
+      expect([resumed.resumed, resumed.cursor]).toEqual([true, "after-1"])
+      const restarted = yield* warehouse.beginPass("acc-resume", jobsStream, "full", { restart: true })
+      expect([restarted.resumed, restarted.cursor]).toEqual([false, null])
+    })
+  )
+
+  it.effect("an incremental pass moves the high-water mark only when it ends", () =>
+    Effect.gen(function* () {
+      const warehouse = yield* Warehouse
+      yield* warehouse.beginPass("acc-inc", jobsStream, "full")
+      yield* warehouse.landPage(page("acc-inc", landed([job(1)]), { cursor: "c", last: true }))
+      const hwm = () => Effect.map(warehouse.checkpoint("acc-inc", "jobs"), (c) => Option.getOrThrow(c).highWaterMark?.toISOString())
+      expect(yield* hwm()).toBe("2025-01-01T00:01:00.000Z")
+      yield* warehouse.beginPass("acc-inc", jobsStream, "incremental")
+      yield* warehouse.landPage(page("acc-inc", landed([job(50)]), { cursor: "i1", kind: "incremental" }))
+      expect(yield* hwm()).toBe("2025-01-01T00:01:00.000Z")
+      yield* warehouse.landPage(page("acc-inc", landed([job(50), job(2)]), { cursor: "i2", kind: "incremental", last: true }))
+      expect(yield* hwm()).toBe("2025-01-01T00:50:00.000Z")
+    })
+  )
+
+  it.effect("a failure between the page's statements leaves neither the page nor its cursor", () =>
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const warehouse = yield* Warehouse
+      // an earlier pass left a row: this pass records the ids it sees
+      yield* warehouse.beginPass("acc-crash", jobsStream, "full")
+      yield* warehouse.landPage(page("acc-crash", landed([job(1)]), { cursor: "c0", last: true }))
+      yield* warehouse.beginPass("acc-crash", jobsStream, "full")
+      yield* warehouse.landPage(page("acc-crash", landed([job(1)]), { cursor: "c1" }))
+      // the checkpoint statement, which runs after the rows are upserted, fails for this account
+      yield* sql.unsafe(`
+        CREATE FUNCTION refuse_checkpoint() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          IF NEW.account_id = 'acc-crash' AND NEW.cursor = 'c2' THEN RAISE EXCEPTION 'simulated crash'; END IF;
+          RETURN NEW;
+        END $$;
+        CREATE TRIGGER refuse_checkpoint BEFORE UPDATE ON sync_checkpoints FOR EACH ROW EXECUTE FUNCTION refuse_checkpoint();`)
+      const failed = yield* Effect.flip(warehouse.landPage(page("acc-crash", landed([job(2), job(3, { title: "changed" })]), { cursor: "c2" })))
+      expect(failed._tag).toBe("SqlError")
+      yield* sql.unsafe(`DROP TRIGGER refuse_checkpoint ON sync_checkpoints; DROP FUNCTION refuse_checkpoint();`)
+      const rows = yield* sql<{ id: string }>`SELECT id FROM jobs WHERE account_id = 'acc-crash'`
+      expect(rows.map((r) => r.id)).toEqual([job(1).id])
+      const seen = yield* sql<{ id: string }>`SELECT id FROM sync_pass_seen WHERE account_id = 'acc-crash'`
+      expect(seen.map((r) => r.id)).toEqual([job(1).id])
+      expect(Option.getOrThrow(yield* warehouse.checkpoint("acc-crash", "jobs")).cursor).toBe("c1")
+    })
+  )
+
+  // pg_terminate_backend needs a real server
+  it.effect.skipIf(embeddedTestDatabase())("a connection killed mid-transaction leaves neither the page nor its cursor; the page is landed again on a new one", () =>
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const warehouse = yield* Warehouse
+      yield* warehouse.beginPass("acc-kill", jobsStream, "full")
+      // the checkpoint statement, after the upsert of the page's rows, pauses, so the session can be terminated between
+      // statements
+      yield* sql.unsafe(`
+        CREATE FUNCTION pause_kill() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          IF NEW.account_id = 'acc-kill' AND NEW.cursor = 'c1' THEN PERFORM pg_sleep(30); END IF;
+          RETURN NEW;
+        END $$;
+        CREATE TRIGGER pause_kill AFTER UPDATE ON sync_checkpoints FOR EACH ROW EXECUTE FUNCTION pause_kill();`)
+      const landing = yield* Effect.fork(warehouse.landPage(page("acc-kill", landed([job(1), job(2)]), { cursor: "c1" })))
+      let killed = 0
+      for (let i = 0; i < 100 && killed === 0; i++) {
+        yield* TestServices.provideLive(Effect.sleep("50 millis"))
+        const rows = yield* sql<{ n: number }>`
+          SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity
+          WHERE wait_event = 'PgSleep' AND query LIKE '%UPDATE sync_checkpoints%' AND pid <> pg_backend_pid()`
+        killed = rows[0]!.n
+      }
+      expect(killed).toBe(1)
+      yield* sql.unsafe(`DROP TRIGGER pause_kill ON sync_checkpoints; DROP FUNCTION pause_kill();`)
+      // the retry waits on the (test) clock: until then, nothing of the killed transaction is there
+      expect(yield* sql`SELECT id FROM jobs WHERE account_id = 'acc-kill'`).toEqual([])
+      expect(Option.getOrThrow(yield* warehouse.checkpoint("acc-kill", "jobs")).cursor).toBeNull()
+      for (let i = 0; i < 100 && landing.unsafePoll() === null; i++) {
+        yield* TestClock.adjust("1 second")
+        yield* TestServices.provideLive(Effect.sleep("50 millis"))
+      }
+      expect(yield* Fiber.join(landing)).toEqual({ written: 2, deleted: 0 })
+      const rows = yield* sql<{ id: string }>`SELECT id FROM jobs WHERE account_id = 'acc-kill' ORDER BY job_number`
+      expect(rows.map((r) => r.id)).toEqual([job(1).id, job(2).id])
+      expect(Option.getOrThrow(yield* warehouse.checkpoint("acc-kill", "jobs")).cursor).toBe("c1")
+    })
+  )
+
+  it("tells a lost connection from an error a retry would repeat", () => {
+    const error = (cause: unknown, message = "Failed to execute statement") => new SqlError.SqlError({ cause, message })
+    const pgError = (code: string, message: string) => Object.assign(new Error(message), { code })
+    expect(isConnectionLost(error(pgError("57P01", "terminating connection due to administrator command")))).toBe(true)
+    expect(isConnectionLost(error(pgError("08006", "connection failure")))).toBe(true)
+    expect(isConnectionLost(error(pgError("ECONNREFUSED", "connect ECONNREFUSED 127.0.0.1:5432"), "Failed to acquire connection"))).toBe(true)
+    expect(isConnectionLost(error(new Error("Connection terminated unexpectedly")))).toBe(true)
+    expect(isConnectionLost(error(new Error("Client has encountered a connection error and is not queryable")))).toBe(true)
+    expect(isConnectionLost(error(pgError("23505", "duplicate key value violates unique constraint")))).toBe(false)
+    expect(isConnectionLost(error(pgError("42601", "syntax error at or near")))).toBe(false)
+    expect(isConnectionLost(error(pgError("P0001", "simulated crash")))).toBe(false)
+  })
+})

@@ -1,0 +1,137 @@
+import { SqlClient } from "@effect/sql"
+import { expect, layer } from "@effect/vitest"
+import { Duration, Effect } from "effect"
+import { Connections } from "../../../src/auth/Connections.js"
+import { ExitCodes } from "../../../src/cli/ExitCode.js"
+import { reportAndExit } from "../../../src/sync/summary.js"
+import { accountLockKey, SyncRunner } from "../../../src/sync/SyncRunner.js"
+import { connectAccount } from "../../support/connector.js"
+import { embeddedTestDatabase, TestDatabase } from "../../support/database.js"
+import { TestEmulator } from "../../support/emulator.js"
+import { expectWarehouseExact, syncHarness } from "../../support/syncHarness.js"
+
+layer(syncHarness({ accounts: 2, jobs: 1000, limits: { maxPoints: 10_000, restoreRate: 100_000 } }, { fullPassEvery: Duration.hours(1) }), {
+  timeout: 60_000,
+  excludeTestServices: true
+})("SyncRunner", (it) => {
+  const connected = Effect.gen(function* () {
+    const { accounts } = yield* TestEmulator
+    const active = yield* (yield* Connections).listActive()
+    for (const a of accounts) if (!active.some((c) => c.accountId === a.accountId)) yield* connectAccount(a.accountId)
+    return accounts.map((a) => a.accountId) as [string, string]
+  })
+
+  it.effect("sync: a full pass first, then incremental passes until the full-pass cadence is due", () =>
+    Effect.gen(function* () {
+      const [a] = yield* connected
+      const runner = yield* SyncRunner
+      const first = yield* runner.run({ mode: "sync", accounts: [a] })
+      expect(first.map((r) => [r.accountId, r.outcome, r.streams[0]!.kind])).toEqual([[a, "synced", "full"]])
+      const second = yield* runner.run({ mode: "sync", accounts: [a] })
+      expect(second[0]!.streams[0]!.kind).toBe("incremental")
+      // nothing changed: the pass stops after the first page, writes nothing
+      expect(second[0]!.streams[0]!.counts.rowsWritten).toBe(0)
+      expect(second[0]!.streams[0]!.counts.pages).toBeLessThanOrEqual(2)
+      const sql = yield* SqlClient.SqlClient
+      // the last full pass is now older than the cadence (1 hour)
+      yield* sql`UPDATE sync_checkpoints SET last_full_pass_at = now() - interval '2 hours' WHERE account_id = ${a}`
+      const third = yield* runner.run({ mode: "sync", accounts: [a] })
+      expect(third[0]!.streams[0]!.kind).toBe("full")
+      expect(yield* expectWarehouseExact(a)).toBe(1000)
+    })
+  )
+
+  // advisory locks need sessions of their own: on the embedded database every connection is one session
+  it.effect.skipIf(embeddedTestDatabase())("an account held by another process is skipped and said so; the others run", () =>
+    Effect.gen(function* () {
+      const [a, b] = yield* connected
+      const sql = yield* SqlClient.SqlClient
+      const reports = yield* Effect.scoped(
+        Effect.gen(function* () {
+          const other = yield* sql.reserve
+          yield* other.execute(`SELECT pg_advisory_lock(${accountLockKey})`, [b], undefined)
+          const reports = yield* (yield* SyncRunner).run({ mode: "backfill" })
+          yield* other.execute(`SELECT pg_advisory_unlock(${accountLockKey})`, [b], undefined)
+          return reports
+        })
+      )
+      expect(reports.map((r) => [r.accountId, r.outcome])).toEqual([[a, "synced"], [b, "skipped"]])
+      expect(reports[1]!.message).toContain("another account-sync process")
+      const runs = yield* sql<{ outcome: string }>`SELECT outcome FROM sync_runs WHERE account_id = ${b}`
+      expect(runs.map((r) => r.outcome)).toEqual(["skipped"])
+      // skipped is not a failure
+      yield* reportAndExit(reports)
+    })
+  )
+
+  it.effect("--account for an account that is not connected is reported, with the exit code that says what to do", () =>
+    Effect.gen(function* () {
+      const [a] = yield* connected
+      const connections = yield* Connections
+      const unknown = yield* (yield* SyncRunner).run({ mode: "sync", accounts: ["no-such-account"] })
+      expect(unknown.map((r) => r.outcome)).toEqual(["failed"])
+      expect((yield* Effect.flip(reportAndExit(unknown))).code).toBe(ExitCodes.failure)
+      yield* connections.markRevoked(a, "test")
+      const revoked = yield* (yield* SyncRunner).run({ mode: "sync", accounts: [a] })
+      expect(revoked.map((r) => [r.outcome, r.message])).toEqual([
+        ["needs-reconnect", "connection revoked (test); not synced until it is reconnected (account-sync connect)"]
+      ])
+      expect((yield* Effect.flip(reportAndExit(revoked))).code).toBe(ExitCodes.needsReconnect)
+      yield* connectAccount(a)
+    })
+  )
+
+  it.effect("a revoked connection is reported by every later run (exit 3) until reconnected; a disconnected one is not", () =>
+    Effect.gen(function* () {
+      const [a, b] = yield* connected
+      const connections = yield* Connections
+      const runner = yield* SyncRunner
+      yield* connections.markRevoked(a, "refresh token refused (invalid_grant)")
+      for (const mode of ["sync", "backfill"] as const) {
+        const reports = yield* runner.run({ mode })
+        expect(reports.map((r) => [r.accountId, r.outcome])).toEqual([[a, "needs-reconnect"], [b, "synced"]])
+        expect(reports[0]!.streams).toEqual([])
+        expect(reports[0]!.message).toContain("revoked (refresh token refused (invalid_grant))")
+        expect(reports[0]!.message).toContain("reconnect")
+        const exit = yield* Effect.flip(reportAndExit(reports))
+        expect(exit.code).toBe(ExitCodes.needsReconnect)
+        expect(exit.message).toContain(a)
+      }
+      // --account filters apply: a run for the other account neither syncs nor reports it
+      const other = yield* runner.run({ mode: "sync", accounts: [b] })
+      expect(other.map((r) => [r.accountId, r.outcome])).toEqual([[b, "synced"]])
+      yield* reportAndExit(other)
+
+      // the admin uninstalled the app: deliberate, not something a cron run should keep failing on
+      yield* connectAccount(a)
+      yield* connections.markDisconnected(a, "the admin disconnected the app")
+      const afterUninstall = yield* runner.run({ mode: "sync" })
+      expect(afterUninstall.map((r) => [r.accountId, r.outcome])).toEqual([[b, "synced"]])
+      yield* reportAndExit(afterUninstall)
+      yield* connectAccount(a)
+    })
+  )
+
+  it.effect.skipIf(embeddedTestDatabase())("the account lock is per schema: a process of another schema holding the same account does not skip it", () =>
+    Effect.gen(function* () {
+      const [a, b] = yield* connected
+      const sql = yield* SqlClient.SqlClient
+      const otherSchema = `${(yield* TestDatabase).schema}_other`
+      const reports = yield* Effect.scoped(
+        Effect.gen(function* () {
+          // another deployment on the same database under its own schema, syncing account b right now
+          const other = yield* sql.reserve
+          yield* other.execute(`CREATE SCHEMA IF NOT EXISTS ${otherSchema}`, [], undefined)
+          yield* Effect.addFinalizer(() => sql.unsafe(`DROP SCHEMA IF EXISTS ${otherSchema}`).pipe(Effect.ignore))
+          yield* other.execute(`SET search_path TO ${otherSchema}`, [], undefined)
+          yield* other.execute(`SELECT pg_advisory_lock(${accountLockKey})`, [b], undefined)
+          const reports = yield* (yield* SyncRunner).run({ mode: "sync" })
+          yield* other.execute(`SELECT pg_advisory_unlock(${accountLockKey})`, [b], undefined)
+          yield* other.execute("RESET search_path", [], undefined)
+          return reports
+        })
+      )
+      expect(reports.map((r) => [r.accountId, r.outcome])).toEqual([[a, "synced"], [b, "synced"]])
+    })
+  )
+})

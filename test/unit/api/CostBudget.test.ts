@@ -1,0 +1,94 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Fiber, Option, TestClock } from "effect"
+import { CostBudget, CostBudgetLive } from "../../../src/api/CostBudget.js"
+import { estimateQueryCost } from "../../../src/api/costEstimate.js"
+import { AccountQuery, JobsPageQuery } from "../../../src/api/documents.js"
+import type { QueryCost } from "../../../src/api/errors.js"
+
+const cost = (requested: number, actual: number, available: number, maximum = 1000, restoreRate = 200): QueryCost => ({
+  requestedQueryCost: requested,
+  actualQueryCost: actual,
+  throttleStatus: { maximumAvailable: maximum, currentlyAvailable: available, restoreRate }
+})
+
+/** Runs `acquire` in a fiber and reports how long (on the TestClock) it took to be let through. */
+const waitsFor = (accountId: string, points: number) =>
+  Effect.gen(function* () {
+    const budget = yield* CostBudget
+    const fiber = yield* Effect.fork(budget.acquire(accountId, points))
+    let waited = 0
+    yield* Effect.yieldNow()
+    while (Option.isNone(yield* Fiber.poll(fiber))) {
+      if (waited > 600_000) throw new Error("acquire never returned")
+      yield* TestClock.adjust("10 millis")
+      waited += 10
+      yield* Effect.yieldNow()
+    }
+    return waited
+  })
+
+describe("CostBudget", () => {
+  it.effect("lets queries through at once while it has not seen the account's bucket", () =>
+    Effect.gen(function* () {
+      const budget = yield* CostBudget
+      expect(yield* waitsFor("a", 5000)).toBe(0)
+      expect(yield* budget.pageSize("a", JobsPageQuery, (first) => ({ first }), 100)).toBe(100)
+    }).pipe(Effect.provide(CostBudgetLive))
+  )
+
+  it.effect("waits until the mirrored bucket, restoring at restoreRate on the Clock, holds the estimate", () =>
+    Effect.gen(function* () {
+      const budget = yield* CostBudget
+      yield* budget.observe("a", AccountQuery, {}, cost(3, 3, 100))
+      // 100 available, 500 needed, 200/s: exactly 2 s
+      expect(yield* waitsFor("a", 500)).toBe(2000)
+      // the 500 were reserved: the next 200 need another second
+      expect(yield* waitsFor("a", 200)).toBe(1000)
+      const stats = yield* budget.stats("a")
+      expect(stats.waitedMs).toBe(3000)
+      expect(stats.pointsUsed).toBe(3)
+      expect(stats.throttled).toBe(0)
+    }).pipe(Effect.provide(CostBudgetLive))
+  )
+
+  it.effect("restores no further than the maximum, and accounts are independent", () =>
+    Effect.gen(function* () {
+      const budget = yield* CostBudget
+      yield* budget.observe("a", AccountQuery, {}, cost(3, 3, 0))
+      yield* budget.observe("b", AccountQuery, {}, cost(3, 3, 1000))
+      yield* TestClock.adjust("60 seconds")
+      expect(yield* waitsFor("a", 1000)).toBe(0)
+      // a's bucket is empty again: 1000 more take 5 s at 200/s (not less, though a minute passed before)
+      expect(yield* waitsFor("a", 1000)).toBe(5000)
+      expect(yield* waitsFor("b", 1000)).toBe(0)
+    }).pipe(Effect.provide(CostBudgetLive))
+  )
+
+  it.effect("after a THROTTLED answer, waits exactly deficit / restoreRate and counts it", () =>
+    Effect.gen(function* () {
+      const budget = yield* CostBudget
+      const variables = { first: 100 }
+      const requested = estimateQueryCost(JobsPageQuery, variables)
+      yield* budget.throttled("a", JobsPageQuery, variables, cost(requested, 0, 101, 10_000, 500))
+      // deficit 3101 - 101 = 3000 points at 500/s = 6 s
+      expect(yield* waitsFor("a", yield* budget.estimate("a", JobsPageQuery, variables))).toBe(6000)
+      expect((yield* budget.stats("a")).throttled).toBe(1)
+    }).pipe(Effect.provide(CostBudgetLive))
+  )
+
+  it.effect("sizes `first` to what a full bucket holds, corrected by the cost the service last requested", () =>
+    Effect.gen(function* () {
+      const budget = yield* CostBudget
+      const vars = (first: number) => ({ first })
+      yield* budget.observe("a", AccountQuery, {}, cost(3, 3, 1000))
+      // 1 + 31 * first <= 1000
+      expect(yield* budget.pageSize("a", JobsPageQuery, vars, 100)).toBe(32)
+      expect(yield* budget.pageSize("a", JobsPageQuery, vars, 20)).toBe(20)
+      // the service asked twice our static estimate for this document: the estimate follows
+      yield* budget.observe("a", JobsPageQuery, vars(10), cost(2 * estimateQueryCost(JobsPageQuery, vars(10)), 50, 1000))
+      expect(yield* budget.estimate("a", JobsPageQuery, vars(10))).toBe(2 * 311)
+      expect(yield* budget.pageSize("a", JobsPageQuery, vars, 100)).toBe(16)
+      expect((yield* budget.stats("a")).pointsUsed).toBe(53)
+    }).pipe(Effect.provide(CostBudgetLive))
+  )
+})

@@ -1,0 +1,55 @@
+import { describe, expect, it } from "vitest"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { parseAllDocuments } from "yaml"
+
+const root = path.resolve(import.meta.dirname, "../../..")
+const k8s = path.join(root, "config/kubernetes")
+
+const documentsOf = (file: string) => {
+  const docs = parseAllDocuments(fs.readFileSync(file, "utf8"))
+  for (const doc of docs) expect(doc.errors, `${file}: ${doc.errors.join("; ")}`).toEqual([])
+  return docs.map((d) => d.toJS() as Record<string, any>)
+}
+
+describe("deployment examples", () => {
+  it("every Kubernetes manifest is valid YAML with apiVersion, kind and metadata.name", () => {
+    const files = fs.readdirSync(k8s).filter((f) => f.endsWith(".yaml"))
+    expect(files.length).toBeGreaterThanOrEqual(4)
+    for (const file of files) {
+      for (const doc of documentsOf(path.join(k8s, file))) {
+        expect(doc.apiVersion, file).toBeTypeOf("string")
+        expect(doc.kind, file).toBeTypeOf("string")
+        expect(doc.metadata?.name, file).toBeTypeOf("string")
+      }
+    }
+  })
+
+  it("the sync CronJob forbids overlapping runs and runs `sync`", () => {
+    const [cron] = documentsOf(path.join(k8s, "cronjob-sync.yaml"))
+    expect(cron!.kind).toBe("CronJob")
+    expect(cron!.spec.concurrencyPolicy).toBe("Forbid")
+    expect(cron!.spec.jobTemplate.spec.template.spec.containers[0].args).toEqual(["sync"])
+  })
+
+  it("the backfill Job runs `backfill`; the serve Deployment probes /healthz and /readyz", () => {
+    const [job] = documentsOf(path.join(k8s, "job-backfill.yaml"))
+    expect(job!.kind).toBe("Job")
+    expect(job!.spec.template.spec.containers[0].args).toEqual(["backfill"])
+    const [deployment] = documentsOf(path.join(k8s, "deployment-serve.yaml"))
+    const container = deployment!.spec.template.spec.containers[0]
+    expect(container.livenessProbe.httpGet.path).toBe("/healthz")
+    expect(container.readinessProbe.httpGet.path).toBe("/readyz")
+  })
+
+  it("docker-compose has postgres, serve and a one-shot sync", () => {
+    const [compose] = documentsOf(path.join(root, "docker-compose.yml"))
+    expect(Object.keys(compose!.services).sort()).toEqual(["postgres", "serve", "sync"])
+    expect(compose!.services.sync.command).toEqual(["sync"])
+  })
+
+  it("the crontab line runs `account-sync sync` every 15 minutes", () => {
+    const lines = fs.readFileSync(path.join(root, "config/crontab"), "utf8").split("\n").filter((l) => /^\S+ \S+ \S+ \S+ \S+ /.test(l) && !l.startsWith("#") && !/^[A-Z_]+=/.test(l))
+    expect(lines.some((l) => l.startsWith("*/15 * * * *") && l.includes("account-sync sync"))).toBe(true)
+  })
+})

@@ -1,0 +1,49 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Schema } from "effect"
+import { nodeGuard } from "../../../src/sync/nodeGuard.js"
+import { JobNode } from "../../../src/sync/streams/jobs.js"
+import { job } from "../../support/jobFixtures.js"
+
+const isJob = nodeGuard(JobNode)
+const schemaIs = Schema.is(JobNode)
+
+describe("nodeGuard", () => {
+  it("accepts what the Schema accepts, extra fields included", () => {
+    for (const node of [job(1), job(2, { title: null, startAt: null, willClientBeAutomaticallyCharged: true }), { ...job(3), client: { id: "x" } }]) {
+      expect(schemaIs(node)).toBe(true)
+      expect(isJob(node)).toBe(true)
+    }
+  })
+
+  it("refuses what the Schema refuses, field by field", () => {
+    const bad: ReadonlyArray<Record<string, unknown>> = [
+      { id: "" },
+      { id: 7 },
+      { jobNumber: 1.5 },
+      { jobNumber: "1" },
+      { title: 3 },
+      { jobStatus: null },
+      { total: "12.50" },
+      { readyToClose: "false" },
+      { willClientBeAutomaticallyCharged: 0 },
+      { startAt: "next tuesday" },
+      { createdAt: null },
+      { updatedAt: undefined }
+    ]
+    for (const change of bad) {
+      const node = { ...job(1), ...change }
+      expect(schemaIs(node), JSON.stringify(change)).toBe(false)
+      expect(isJob(node), JSON.stringify(change)).toBe(false)
+    }
+    const { title: _title, ...missing } = job(1)
+    expect(schemaIs(missing)).toBe(false)
+    expect(isJob(missing)).toBe(false)
+    for (const notAnObject of [null, "job", 1, [job(1)]]) expect(isJob(notAnObject)).toBe(false)
+  })
+
+  it("refuses every node of a Schema whose decoded form differs from what was sent, so each one is decoded", () => {
+    const WithTransformation = Schema.Struct({ id: Schema.String, total: Schema.NumberFromString })
+    expect(nodeGuard(WithTransformation)({ id: "a", total: "1" })).toBe(false)
+    expect(nodeGuard(Schema.Struct({ id: Schema.String, note: Schema.optional(Schema.String) }))({ id: "a" })).toBe(true)
+  })
+})
