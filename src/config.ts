@@ -11,7 +11,13 @@ export const DatabaseConfig = Config.all({
       validation: (s) => /^[a-z_][a-z0-9_]{0,62}$/.test(s)
     })
   ),
-  prepareStatements: Config.boolean("DATABASE_PREPARED_STATEMENTS").pipe(Config.withDefault(true))
+  prepareStatements: Config.boolean("DATABASE_PREPARED_STATEMENTS").pipe(Config.withDefault(true)),
+  poolSize: Config.integer("DATABASE_POOL_SIZE").pipe(
+    Config.withDefault(10),
+    Config.validate({ message: "DATABASE_POOL_SIZE: expected a whole number of at least 2", validation: (n) => n >= 2 })
+  ),
+  /** How the program's sessions show in pg_stat_activity. */
+  applicationName: Config.string("DATABASE_APPLICATION_NAME").pipe(Config.withDefault("account-sync"))
 })
 export type DatabaseConfig = Config.Config.Success<typeof DatabaseConfig>
 
@@ -32,19 +38,32 @@ const httpUrl = (name: string) =>
     })
   )
 
-/** The app's credentials at the service and the API version it speaks. */
-export const ServiceConfig = Config.all({
-  baseUrl: httpUrl("SERVICE_BASE_URL").pipe(Config.map((s) => s.replace(/\/+$/, ""))),
+const baseUrl = httpUrl("SERVICE_BASE_URL").pipe(Config.map((s) => s.replace(/\/+$/, "")))
+
+/** Where the service's GraphQL endpoint is, the API version we speak, and how long one GraphQL request may take. */
+export const ServiceEndpointConfig = Config.all({
+  baseUrl,
+  graphqlVersion: Config.string("SERVICE_GRAPHQL_VERSION").pipe(
+    Config.withDefault("2025-01-20"),
+    Config.validate({ message: "SERVICE_GRAPHQL_VERSION: expected a date in the form YYYY-MM-DD", validation: (s) => isoDate.test(s) })
+  ),
+  requestTimeout: Config.duration("GRAPHQL_REQUEST_TIMEOUT").pipe(Config.withDefault(Duration.seconds(30)))
+})
+export type ServiceEndpointConfig = Config.Config.Success<typeof ServiceEndpointConfig>
+
+/** The app as an OAuth client of the service: credentials, callback, and how tokens are requested and refreshed. */
+export const OAuthClientConfig = Config.all({
+  baseUrl,
   clientId: Config.nonEmptyString("SERVICE_CLIENT_ID"),
   // not Config.redacted(...): that also hides the "missing" message that names the key
   clientSecret: Config.nonEmptyString("SERVICE_CLIENT_SECRET").pipe(Config.map(Redacted.make)),
   redirectUri: httpUrl("SERVICE_REDIRECT_URI"),
-  graphqlVersion: Config.string("SERVICE_GRAPHQL_VERSION").pipe(
-    Config.withDefault("2025-01-20"),
-    Config.validate({ message: "SERVICE_GRAPHQL_VERSION: expected a date in the form YYYY-MM-DD", validation: (s) => isoDate.test(s) })
-  )
+  /** Per request to the token endpoint. */
+  requestTimeout: Config.duration("TOKEN_REQUEST_TIMEOUT").pipe(Config.withDefault(Duration.seconds(10))),
+  /** Refresh a token once its `exp` is closer than this. */
+  refreshSkew: Config.duration("TOKEN_REFRESH_SKEW").pipe(Config.withDefault(Duration.minutes(5)))
 })
-export type ServiceConfig = Config.Config.Success<typeof ServiceConfig>
+export type OAuthClientConfig = Config.Config.Success<typeof OAuthClientConfig>
 
 /** 32 random bytes, base64: the AES-256-GCM key that encrypts tokens and PKCE verifiers at rest. */
 export const TokenEncryptionKey = Config.redacted("TOKEN_ENCRYPTION_KEY").pipe(
@@ -81,13 +100,6 @@ export const formatConfigError = (error: ConfigError.ConfigError): string => {
 }
 
 export const optionalString = (name: string) => Config.option(Config.string(name)).pipe(Config.map(Option.getOrUndefined))
-
-/** How the connector treats tokens: refresh this long before `exp`, and give the token endpoint this long per request. */
-export const TokenPolicyConfig = Config.all({
-  refreshSkew: Config.duration("TOKEN_REFRESH_SKEW").pipe(Config.withDefault(Duration.minutes(5))),
-  requestTimeout: Config.duration("TOKEN_REQUEST_TIMEOUT").pipe(Config.withDefault(Duration.seconds(10)))
-})
-export type TokenPolicyConfig = Config.Config.Success<typeof TokenPolicyConfig>
 
 /** Where `serve` listens. */
 export const HttpServerConfig = Config.all({

@@ -7,7 +7,8 @@ import { formatConfigError } from "./config.js"
 import { ExitCodes, ExitWith } from "./cli/ExitCode.js"
 import { LoggingLive } from "./observability/logging.js"
 import { TracingLive } from "./observability/tracing.js"
-import { root } from "./cli/root.js"
+import { makeRoot } from "./cli/root.js"
+import { demoCommand } from "./demo/command.js"
 
 loadDotenv({ quiet: true })
 
@@ -18,7 +19,7 @@ loadDotenv({ quiet: true })
 // here takes effect (limits such as --max-old-space-size are fixed when the heap is set up and cannot be set here).
 v8.setFlagsFromString("--heap-growing-percent=30")
 
-const cli = Command.run(root, { name: "account-sync", version: "0.1.0" })
+const cli = Command.run(makeRoot({ demo: demoCommand }), { name: "account-sync", version: "0.1.0" })
 
 let signal: "SIGINT" | "SIGTERM" | undefined
 process.once("SIGINT", () => (signal ??= "SIGINT"))

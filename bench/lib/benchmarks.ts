@@ -7,7 +7,6 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { estimateQueryCost } from "../../src/api/costEstimate.js"
 import type { CostBudget } from "../../src/api/CostBudget.js"
-import { JobsPageQuery } from "../../src/api/documents.js"
 import type { Limits } from "../../src/emulator/EmulatorAdmin.js"
 import { jobsStream } from "../../src/sync/streams/jobs.js"
 import { SyncRunner } from "../../src/sync/SyncRunner.js"
@@ -20,7 +19,7 @@ import { runConnectorChild } from "./processes.js"
 
 /** Cost the service requests for one full page of the jobs stream (`first: 100`), computed as the service does. */
 export const fullPageCost = (first = jobsStream.maxPageSize) =>
-  estimateQueryCost(JobsPageQuery, { ...jobsStream.fullPassVariables, first, after: null })
+  estimateQueryCost(jobsStream.document, { ...jobsStream.fullPass, first, after: null })
 
 /** Limits no benchmark can reach: the emulator never throttles and never rate-limits. */
 export const unlimited: Limits = { maxPoints: 1e12, restoreRate: 1e12, requestLimit: 1e9 }

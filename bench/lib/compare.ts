@@ -2,7 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import * as crypto from "node:crypto"
 import type { EmulatorAdmin, JobRecord } from "../../src/emulator/EmulatorAdmin.js"
-import { sanitizeJson, sanitizeText } from "../../src/sync/sanitize.js"
+import { sanitizeJson, sanitizeText } from "../../src/sync/landing/sanitize.js"
 import { jobsStream } from "../../src/sync/streams/jobs.js"
 
 /** JSON with object keys sorted at every level (jsonb does not keep the service's key order). */
@@ -24,7 +24,7 @@ const timestamp = new Set(jobsStream.columns.filter((c) => c.type === "timestamp
 const serviceRowHash = (job: JobRecord) => {
   const row: Record<string, unknown> = { id: job.id }
   for (const c of jobsStream.columns) {
-    const v = job[c.field]
+    const v = job[c.path[0]!]
     row[c.column] = v === null || v === undefined ? null : timestamp.has(c.column) ? Date.parse(v as string) : typeof v === "string" ? sanitizeText(v) : v
   }
   row.raw = sanitizeJson(job)

@@ -1,69 +1,60 @@
-import { NodeHttpClient } from "@effect/platform-node"
-import { Duration, Effect, Layer, Logger, LogLevel, Redacted } from "effect"
+import { SqlClient } from "@effect/sql"
+import { ConfigProvider, Effect, Layer, Logger, LogLevel } from "effect"
 import * as crypto from "node:crypto"
-import { type CostBudget, CostBudgetLive } from "../../src/api/CostBudget.js"
-import { ServiceClientLive } from "../../src/api/ServiceClient.js"
-import { AuthServicesLive } from "../../src/auth/AuthLive.js"
+import type { CostBudget } from "../../src/api/CostBudget.js"
+import { makeSyncLayer } from "../../src/cli/app.js"
 import { callbackParams, OAuthFlow } from "../../src/auth/OAuthFlow.js"
-import { ServiceSettings, type ServiceSettingsShape } from "../../src/auth/ServiceSettings.js"
 import { Progress } from "../../src/sync/Progress.js"
-import { RunsLive } from "../../src/sync/Runs.js"
-import { SyncRunnerLive } from "../../src/sync/SyncRunner.js"
-import { defaultSyncSettings, SyncSettings } from "../../src/sync/SyncSettings.js"
-import { WarehouseLive } from "../../src/sync/Warehouse.js"
 import { approveInBrowser } from "../../test/support/browser.js"
-import { freshSchemaLayer } from "./database.js"
+import { benchDatabaseUrl } from "./database.js"
 import { BenchError } from "./errors.js"
 import type { EmulatorProcess } from "./emulatorProcess.js"
 
-/** The connector's settings for the emulator child's app, with a random token encryption key. */
-export const settingsFor = (emulator: EmulatorProcess, encryptionKey: Buffer = crypto.randomBytes(32)): ServiceSettingsShape => ({
-  baseUrl: emulator.baseUrl,
-  clientId: emulator.clientId,
-  clientSecret: Redacted.make(emulator.clientSecret),
-  redirectUri: emulator.redirectUri,
-  graphqlVersion: "2025-01-20",
-  encryptionKey: Redacted.make(encryptionKey),
-  refreshSkew: Duration.minutes(5),
-  requestTimeout: Duration.seconds(10)
+export type Env = Readonly<Record<string, string>>
+
+/** The connector's settings for the emulator child's app (a random token encryption key), as environment variables. */
+export const settingsFor = (emulator: EmulatorProcess): Env => ({
+  SERVICE_BASE_URL: emulator.baseUrl,
+  SERVICE_CLIENT_ID: emulator.clientId,
+  SERVICE_CLIENT_SECRET: emulator.clientSecret,
+  SERVICE_REDIRECT_URI: emulator.redirectUri,
+  SERVICE_GRAPHQL_VERSION: "2025-01-20",
+  TOKEN_ENCRYPTION_KEY: crypto.randomBytes(32).toString("base64")
 })
 
 /** The environment a `node bin/account-sync.mjs backfill|sync` child needs for the same settings and schema. */
-export const childEnv = (settings: ServiceSettingsShape, databaseUrl: string, schema: string): Record<string, string> => ({
-  SERVICE_BASE_URL: settings.baseUrl,
-  SERVICE_CLIENT_ID: settings.clientId,
-  SERVICE_CLIENT_SECRET: Redacted.value(settings.clientSecret),
-  SERVICE_REDIRECT_URI: settings.redirectUri,
-  SERVICE_GRAPHQL_VERSION: settings.graphqlVersion,
-  TOKEN_ENCRYPTION_KEY: Redacted.value(settings.encryptionKey).toString("base64"),
-  DATABASE_URL: databaseUrl,
-  DB_SCHEMA: schema
-})
+export const childEnv = (settings: Env, databaseUrl: string, schema: string): Env => ({ ...settings, DATABASE_URL: databaseUrl, DB_SCHEMA: schema })
 
 const SilentProgress = Layer.succeed(Progress, Progress.of({ report: () => Effect.void }))
 
 /**
- * The real connector in this process: SyncRunner, ServiceClient, Warehouse, Runs, the auth services
- * (AccessTokensLive, TokenStore, OAuthFlow) over a fresh schema; only the CostBudget is the caller's choice.
+ * The real connector in this process, as the program assembles it (cli/app.ts), configured through its Config path:
+ * SyncRunner, ServiceClient, Warehouse, the auth services, over a fresh schema (dropped after, unless `keepSchema`).
+ * Only the CostBudget may be the caller's. The bench's own pool is named `account-sync-bench`, so chaos's
+ * pg_terminate_backend (aimed at `account-sync`) never hits it.
  */
 export const connectorLayer = (options: {
-  readonly settings: ServiceSettingsShape
+  readonly settings: Env
   readonly schema: string
   readonly budget?: Layer.Layer<CostBudget>
   readonly concurrency?: number
   readonly keepSchema?: boolean
 }) => {
-  const auth = AuthServicesLive.pipe(
-    Layer.provideMerge(Layer.mergeAll(Layer.succeed(ServiceSettings, options.settings), NodeHttpClient.layerUndici))
+  const env: Env = {
+    ...childEnv(options.settings, benchDatabaseUrl(), options.schema),
+    DATABASE_APPLICATION_NAME: "account-sync-bench",
+    DATABASE_POOL_SIZE: String(Math.max(10, (options.concurrency ?? 4) + 4)),
+    SYNC_CONCURRENCY: String(options.concurrency ?? 4)
+  }
+  const dropAfter = Layer.scopedDiscard(
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      if (!options.keepSchema) yield* Effect.addFinalizer(() => sql.unsafe(`DROP SCHEMA IF EXISTS ${options.schema} CASCADE`).pipe(Effect.ignore))
+    })
   )
-  return SyncRunnerLive.pipe(
-    Layer.provideMerge(Layer.mergeAll(ServiceClientLive, WarehouseLive, RunsLive)),
-    Layer.provideMerge(options.budget ?? CostBudgetLive),
-    Layer.provide(
-      Layer.mergeAll(SilentProgress, Layer.succeed(SyncSettings, { ...defaultSyncSettings, concurrency: options.concurrency ?? 4 }))
-    ),
-    Layer.provideMerge(auth),
-    Layer.provideMerge(freshSchemaLayer(options.schema, { maxConnections: Math.max(10, (options.concurrency ?? 4) + 4), keep: options.keepSchema })),
+  return dropAfter.pipe(
+    Layer.provideMerge(makeSyncLayer({ progress: SilentProgress, ...(options.budget ? { budget: options.budget } : {}) })),
+    Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env))))),
     Layer.provideMerge(Logger.minimumLogLevel(LogLevel.Warning))
   )
 }

@@ -1,7 +1,7 @@
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { type DocumentNode, print } from "graphql"
 import { Context, Duration, Effect, Layer, ParseResult, Random, Redacted, Schedule, Schema } from "effect"
-import { ServiceSettings } from "../auth/ServiceSettings.js"
+import { ServiceEndpoint } from "./ServiceEndpoint.js"
 import { operationName } from "./documents.js"
 import {
   GraphqlTokenInvalid,
@@ -16,10 +16,8 @@ import {
   UnexpectedResponse
 } from "./errors.js"
 
-/**
- * One GraphQL POST with a given token, and nothing else: no token lookup, no cost budget. It needs only
- * ServiceSettings and an HttpClient, so the auth layers (identity query, appDisconnect) can use it too.
- */
+// One GraphQL POST with a given token, and nothing else: no token lookup, no cost budget. It needs only the
+// ServiceEndpoint and an HttpClient, so the auth layers (identity query, appDisconnect) can use it too.
 
 const ThrottleStatusSchema = Schema.Struct({
   maximumAvailable: Schema.Number,
@@ -102,7 +100,7 @@ const queryText = (document: DocumentNode) => {
 }
 
 export const makeGraphqlTransport = Effect.gen(function* () {
-  const settings = yield* ServiceSettings
+  const settings = yield* ServiceEndpoint
   const http = yield* HttpClient.HttpClient
   const endpoint = `${settings.baseUrl}/api/graphql`
   const timeout = settings.requestTimeout
@@ -163,7 +161,7 @@ export const makeGraphqlTransport = Effect.gen(function* () {
   return GraphqlTransport.of({ executeWithToken })
 })
 
-/** Needs ServiceSettings and an HttpClient. */
+/** Needs the ServiceEndpoint and an HttpClient. */
 export const GraphqlTransportLive = Layer.effect(GraphqlTransport, makeGraphqlTransport)
 
 /** Fails with the mutation's `userErrors` messages when there are any. */

@@ -1,16 +1,15 @@
 import { Context, Data, Effect, Layer, ParseResult, type Redacted, Schema } from "effect"
 import type { DocumentNode } from "graphql"
-import { AccountQuery, AppDisconnectMutation, operationName } from "../api/documents.js"
+import { AccountData, AccountQuery, AppDisconnectMutation, operationName } from "../api/documents.js"
 import type { ServiceError } from "../api/errors.js"
 import { failOnUserErrors, GraphqlTransport } from "../api/GraphqlTransport.js"
 import { DisconnectRejected, ServiceCallFailed } from "./errors.js"
 
-/** The two GraphQL calls the auth module makes with a given token: who the token belongs to, and appDisconnect. */
+// The two GraphQL calls the auth module makes with a given token: who the token belongs to, and appDisconnect.
 
 /** HTTP 401: the token is invalid or expired. */
 export class TokenRejected extends Data.TaggedError("TokenRejected")<{ readonly operation: string }> {}
 
-const IdentityData = Schema.Struct({ account: Schema.NullOr(Schema.Struct({ id: Schema.String, name: Schema.String })) })
 const DisconnectData = Schema.Struct({
   appDisconnect: Schema.Struct({
     app: Schema.optional(Schema.NullOr(Schema.Struct({ name: Schema.String }))),
@@ -82,7 +81,7 @@ export const AccountApiLive = Layer.effect(
 
     return {
       identity: (token) =>
-        call(AccountQuery, IdentityData, token).pipe(
+        call(AccountQuery, AccountData, token).pipe(
           Effect.flatMap(({ account }) =>
             account === null
               ? Effect.fail(

@@ -1,5 +1,7 @@
-import { SqlClient, type SqlError } from "@effect/sql"
+import { SqlClient, type SqlError, SqlSchema } from "@effect/sql"
 import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
+import { retryingOnConnectionLoss } from "../db/connectionRetry.js"
+import { rowsOrDie } from "../db/rows.js"
 import type { TokenKeyMismatch } from "./errors.js"
 import type { IssuedTokens } from "./TokenEndpoint.js"
 import { TokenStore } from "./TokenStore.js"
@@ -50,7 +52,6 @@ const ConnectionRow = Schema.Struct({
   run_started_at: Schema.NullOr(Schema.DateFromSelf),
   run_finished_at: Schema.NullOr(Schema.DateFromSelf)
 })
-const decodeConnectionRows = Schema.decodeUnknown(Schema.Array(ConnectionRow))
 
 const toConnection = (row: typeof ConnectionRow.Type): Connection => ({
   accountId: row.account_id,
@@ -67,17 +68,26 @@ const toConnection = (row: typeof ConnectionRow.Type): Connection => ({
       : null
 })
 
+const StatusRow = Schema.Struct({ status: ConnectionStatus })
+const AccountRow = Schema.Struct({ account_id: Schema.String })
+
+/** The connection's status, or "never connected" when there is no row. */
+export type StatusOrAbsent = ConnectionStatus | "never connected"
+
 /**
  * The connection state machine (ARCHITECTURE "Connection states"): active -> revoked | disconnected -> active.
+ * The only writer of `connections.status`. Its statements join the surrounding transaction when there is one
+ * (`@effect/sql` transactions are fiber-scoped), so a refresh can read under a lock and mark revoked atomically.
  */
 export class Connections extends Context.Tag("account-sync/Connections")<
   Connections,
   {
     /** Every connection with its status, reason, token expiry and last run, ordered by account id. */
     readonly list: () => Effect.Effect<ReadonlyArray<Connection>, SqlError.SqlError>
-    /** Accounts that sync should run for. */
-    readonly listActive: () => Effect.Effect<ReadonlyArray<{ readonly accountId: string; readonly accountName: string }>>
     readonly get: (accountId: string) => Effect.Effect<Option.Option<Connection>, SqlError.SqlError>
+    readonly status: (accountId: string) => Effect.Effect<StatusOrAbsent, SqlError.SqlError>
+    /** The status under a row lock (`FOR NO KEY UPDATE`) until the surrounding transaction ends. */
+    readonly statusForUpdate: (accountId: string) => Effect.Effect<StatusOrAbsent, SqlError.SqlError>
     /** The connect flow finished: the connection is active (whatever it was) with these tokens; one transaction. */
     readonly activate: (input: {
       readonly accountId: string
@@ -86,7 +96,10 @@ export class Connections extends Context.Tag("account-sync/Connections")<
       readonly tokens: IssuedTokens
     }) => Effect.Effect<Connection, SqlError.SqlError | TokenKeyMismatch>
     readonly rename: (accountId: string, accountName: string) => Effect.Effect<void, SqlError.SqlError>
-    /** Refresh refused: the connection stops until reconnected. Tokens are kept (they are useless, not secret-er). */
+    /**
+     * The service refused the account's tokens: the connection stops until reconnected. Only an active connection
+     * becomes revoked (a disconnected one stays disconnected). Tokens are kept (useless, not more secret).
+     */
     readonly markRevoked: (accountId: string, reason: string) => Effect.Effect<void, SqlError.SqlError>
     /**
      * Disconnected (webhook or our disconnect command): tokens deleted. With `occurredAt`, an event clearly older than the
@@ -119,21 +132,44 @@ export const ConnectionsLive = Layer.effect(
         WHERE s.account_id = c.account_id ORDER BY s.started_at DESC, s.id DESC LIMIT 1
       ) r ON true
       WHERE ${where}
-      ORDER BY c.account_id`.pipe(Effect.flatMap(decodeConnectionRows), Effect.orDie, Effect.map((rows) => rows.map(toConnection)))
+      ORDER BY c.account_id`
 
-    const get = (accountId: string) =>
-      Effect.map(select(sql.and([sql`c.account_id = ${accountId}`])), (rows) => Option.fromNullable(rows[0]))
+    // a row that does not decode is a defect (the schema and the code disagree); a lost connection stays a SqlError
+    const listRows = SqlSchema.findAll({ Request: Schema.Void, Result: ConnectionRow, execute: () => select(sql.literal("true")) })
+    const findRow = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: ConnectionRow,
+      execute: (accountId) => select(sql.and([sql`c.account_id = ${accountId}`]))
+    })
+    const findStatus = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: StatusRow,
+      execute: (accountId) => sql`SELECT status FROM connections WHERE account_id = ${accountId}`
+    })
+    const findStatusForUpdate = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: StatusRow,
+      execute: (accountId) => sql`SELECT status FROM connections WHERE account_id = ${accountId} FOR NO KEY UPDATE`
+    })
+    const disconnect = SqlSchema.findAll({
+      Request: Schema.Struct({ accountId: Schema.String, reason: Schema.String, at: Schema.DateFromSelf, notBefore: Schema.NullOr(Schema.DateFromSelf) }),
+      Result: AccountRow,
+      execute: ({ accountId, reason, at, notBefore }) => sql`
+        UPDATE connections SET status = 'disconnected', status_reason = ${reason}, updated_at = ${at}
+        WHERE account_id = ${accountId} ${notBefore ? sql`AND connected_at <= ${notBefore}` : sql``}
+        RETURNING account_id`
+    })
 
-    return {
-      list: () => select(sql.literal("true")),
-      listActive: () =>
-        sql<{ account_id: string; account_name: string }>`
-          SELECT account_id, account_name FROM connections WHERE status = 'active' ORDER BY account_id`.pipe(
-          Effect.map((rows) => rows.map((r) => ({ accountId: r.account_id, accountName: r.account_name }))),
-          Effect.orDie
-        ),
+    const statusOf = (found: Option.Option<typeof StatusRow.Type>): StatusOrAbsent =>
+      Option.match(found, { onNone: () => "never connected" as const, onSome: (r) => r.status })
+
+    const get = (accountId: string) => Effect.map(rowsOrDie(findRow(accountId)), Option.map(toConnection))
+
+    const plain = {
+      list: () => Effect.map(rowsOrDie(listRows(undefined)), (rows) => rows.map(toConnection)),
       get,
-      activate: ({ accountId, accountName, scopes, tokens: issued }) =>
+      status: (accountId: string) => Effect.map(rowsOrDie(findStatus(accountId)), statusOf),
+      activate: ({ accountId, accountName, scopes, tokens: issued }: Parameters<Connections["Type"]["activate"]>[0]) =>
         sql.withTransaction(
           Effect.gen(function* () {
             const at = yield* now
@@ -146,34 +182,40 @@ export const ConnectionsLive = Layer.effect(
             yield* tokens.write(accountId, issued, "replace")
             return yield* get(accountId)
           })
-        ).pipe(
-          Effect.flatMap(Option.match({ onNone: () => Effect.dieMessage(`connection ${accountId} vanished`), onSome: Effect.succeed }))
-        ),
-      rename: (accountId, accountName) =>
+        ).pipe(Effect.flatMap(Option.match({ onNone: () => Effect.dieMessage(`connection ${accountId} vanished`), onSome: Effect.succeed }))),
+      rename: (accountId: string, accountName: string) =>
         Effect.flatMap(now, (at) =>
           Effect.asVoid(sql`UPDATE connections SET account_name = ${accountName}, updated_at = ${at} WHERE account_id = ${accountId}`)
         ),
-      markRevoked: (accountId, reason) =>
+      markRevoked: (accountId: string, reason: string) =>
         Effect.flatMap(now, (at) =>
           Effect.asVoid(sql`
             UPDATE connections SET status = 'revoked', status_reason = ${reason}, updated_at = ${at}
             WHERE account_id = ${accountId} AND status = 'active'`)
         ),
-      markDisconnected: (accountId, reason, options) =>
+      markDisconnected: (accountId: string, reason: string, options?: { readonly occurredAt?: Date }) =>
         sql.withTransaction(
           Effect.gen(function* () {
-            const at = yield* now
             const occurredAt = options?.occurredAt
-            const changed = yield* sql<{ account_id: string }>`
-              UPDATE connections SET status = 'disconnected', status_reason = ${reason}, updated_at = ${at}
-              WHERE account_id = ${accountId}
-                ${occurredAt ? sql`AND connected_at <= ${new Date(occurredAt.getTime() + staleEventToleranceMs)}` : sql``}
-              RETURNING account_id`
+            const changed = yield* rowsOrDie(
+              disconnect({
+                accountId,
+                reason,
+                at: yield* now,
+                notBefore: occurredAt ? new Date(occurredAt.getTime() + staleEventToleranceMs) : null
+              })
+            )
             if (changed.length === 0) return false
             yield* tokens.remove(accountId)
             return true
           })
         )
     }
+    return Connections.of({
+      // each is one statement or one transaction: harmless to repeat on a new session
+      ...retryingOnConnectionLoss(plain),
+      // inside the caller's transaction: a lost session ends that transaction, a repeat here cannot help
+      statusForUpdate: (accountId) => Effect.map(rowsOrDie(findStatusForUpdate(accountId)), statusOf)
+    })
   })
 )

@@ -2,7 +2,7 @@ import { SqlClient, type SqlError } from "@effect/sql"
 import { Clock, Context, Data, Effect, Either, Layer, Redacted, Schema } from "effect"
 import * as crypto from "node:crypto"
 import { Connections } from "./Connections.js"
-import { ServiceSettings } from "./ServiceSettings.js"
+import { OAuthClient } from "./OAuthClient.js"
 
 export const signatureHeader = "x-service-hmac-sha256"
 
@@ -63,7 +63,7 @@ export const DisconnectEventsLive = Layer.effect(
   DisconnectEvents,
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    const settings = yield* ServiceSettings
+    const settings = yield* OAuthClient
     const connections = yield* Connections
 
     const receive = (body: Uint8Array, signature: string | undefined) =>

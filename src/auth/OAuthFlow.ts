@@ -5,7 +5,7 @@ import { authorizationUrl, newCodeVerifier, newState, safeEqual } from "./Author
 import { type Connection, Connections } from "./Connections.js"
 import { AuthorizationDenied, type AuthorizationError, CodeExchangeRefused, MalformedCallback, ServiceCallFailed, UnknownState } from "./errors.js"
 import { PendingFlows } from "./PendingFlows.js"
-import { ServiceSettings } from "./ServiceSettings.js"
+import { OAuthClient } from "./OAuthClient.js"
 import { TokenEndpoint } from "./TokenEndpoint.js"
 
 /** The query parameters of a redirect to our callback. */
@@ -67,7 +67,7 @@ export const requireCode = (params: CallbackParams): Effect.Effect<string, Autho
 export const OAuthFlowLive = Layer.effect(
   OAuthFlow,
   Effect.gen(function* () {
-    const settings = yield* ServiceSettings
+    const settings = yield* OAuthClient
     const endpoint = yield* TokenEndpoint
     const api = yield* AccountApi
     const connections = yield* Connections

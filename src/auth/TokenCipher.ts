@@ -1,7 +1,7 @@
 import { Context, Effect, Layer, Redacted } from "effect"
 import * as crypto from "node:crypto"
 import { TokenKeyMismatch } from "./errors.js"
-import { ServiceSettings } from "./ServiceSettings.js"
+import { TokenKey } from "./TokenKey.js"
 
 const ivLength = 12
 const tagLength = 16
@@ -42,7 +42,7 @@ export class TokenCipher extends Context.Tag("account-sync/TokenCipher")<
 
 export const TokenCipherLive = Layer.effect(
   TokenCipher,
-  Effect.map(ServiceSettings, ({ encryptionKey }) => ({
+  Effect.map(TokenKey, (encryptionKey) => ({
     encrypt: (plaintext) => encryptWith(encryptionKey, plaintext),
     decrypt: (stored, what) => decryptWith(encryptionKey, stored, what)
   }))

@@ -2,7 +2,7 @@ import { HttpClient, HttpClientRequest, type HttpClientResponse } from "@effect/
 import { Clock, Context, Data, Duration, Effect, Either, Layer, Option, Redacted, Schedule, Schema } from "effect"
 import { ClientMisconfigured, TokenEndpointUnavailable } from "./errors.js"
 import { jwtExpiry, jwtScopes } from "./Jwt.js"
-import { ServiceSettings } from "./ServiceSettings.js"
+import { OAuthClient } from "./OAuthClient.js"
 
 /** Tokens as issued by a code exchange or a refresh. */
 export interface IssuedTokens {
@@ -60,7 +60,7 @@ const describeError = (body: string): string =>
 export const TokenEndpointLive = Layer.effect(
   TokenEndpoint,
   Effect.gen(function* () {
-    const settings = yield* ServiceSettings
+    const settings = yield* OAuthClient
     const client = yield* HttpClient.HttpClient
     const url = `${settings.baseUrl}/api/oauth/token`
 

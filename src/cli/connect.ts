@@ -1,10 +1,10 @@
 import { Command, Options } from "@effect/cli"
 import { HttpRouter, HttpServerRequest } from "@effect/platform"
 import { Console, Deferred, Duration, Effect, Exit, Layer } from "effect"
-import { AuthLive } from "../auth/AuthLive.js"
+import { AuthLayer } from "./app.js"
 import type { Connection } from "../auth/Connections.js"
 import { callbackParams, OAuthFlow } from "../auth/OAuthFlow.js"
-import { ServiceSettings } from "../auth/ServiceSettings.js"
+import { OAuthClient } from "../auth/OAuthClient.js"
 import { page } from "../http/Pages.js"
 import { serveRouter } from "../http/Server.js"
 import { ExitCodes, ExitWith } from "./ExitCode.js"
@@ -23,7 +23,7 @@ const noPkce = Options.boolean("no-pkce").pipe(Options.withDescription("Leave PK
  */
 export const connectOnce = (options: { readonly timeout: Duration.Duration; readonly pkce: boolean }) =>
   Effect.gen(function* () {
-    const settings = yield* ServiceSettings
+    const settings = yield* OAuthClient
     const flow = yield* OAuthFlow
     const expected = yield* flow.begin({ pkce: options.pkce })
     const redirect = new URL(settings.redirectUri)
@@ -79,7 +79,7 @@ export const connectOnce = (options: { readonly timeout: Duration.Duration; read
   }).pipe(Effect.scoped)
 
 export const connectCommand = Command.make("connect", { timeout, noPkce }, (options) =>
-  connectOnce({ timeout: Duration.seconds(options.timeout), pkce: !options.noPkce }).pipe(Effect.provide(AuthLive))
+  connectOnce({ timeout: Duration.seconds(options.timeout), pkce: !options.noPkce }).pipe(Effect.provide(AuthLayer))
 ).pipe(
   Command.withDescription(
     "Connect an account: prints the authorization URL, waits for the redirect on SERVICE_REDIRECT_URI, stores the tokens."

@@ -1,6 +1,6 @@
 import { Command, Options } from "@effect/cli"
 import { Console, Effect, Option } from "effect"
-import { AuthLive } from "../auth/AuthLive.js"
+import { AuthLayer } from "./app.js"
 import { Connections } from "../auth/Connections.js"
 import { disconnectAccount } from "../auth/Disconnect.js"
 import { ExitCodes, ExitWith } from "./ExitCode.js"
@@ -37,7 +37,7 @@ export const disconnectCommand = Command.make("disconnect", { account, all }, (o
       : (yield* connections.list()).filter((c) => c.status !== "disconnected").map((c) => c.accountId)
     const results = yield* disconnectAccounts(ids)
     if (results.some((ok) => !ok)) return yield* new ExitWith({ code: ExitCodes.failure })
-  }).pipe(Effect.provide(AuthLive))
+  }).pipe(Effect.provide(AuthLayer))
 ).pipe(
   Command.withDescription(
     "Disconnect accounts: call appDisconnect at the service (its errors are shown), then delete the tokens and mark them disconnected."

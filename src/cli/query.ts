@@ -2,6 +2,7 @@ import { Args, Command, Options } from "@effect/cli"
 import { SqlClient } from "@effect/sql"
 import { Console, Effect } from "effect"
 import { MigratedDatabaseLive } from "../db/Database.js"
+import { alignedTable } from "./table.js"
 
 const statement = Args.text({ name: "sql" }).pipe(Args.withDescription("A read-only SQL statement, e.g. \"SELECT count(*) FROM jobs\""))
 const json = Options.boolean("json").pipe(Options.withDescription("Print the rows as JSON"))
@@ -20,8 +21,7 @@ export const rowsTable = (rows: ReadonlyArray<Record<string, unknown>>): string 
   if (rows.length === 0) return "(no rows)"
   const header = Object.keys(rows[0]!)
   const cells = rows.map((row) => header.map((key) => cellText(row[key]).replace(/\s+/g, " ")))
-  const widths = header.map((h, i) => Math.max(h.length, ...cells.map((r) => r[i]!.length)))
-  return [header, ...cells].map((r) => r.map((cell, i) => cell.padEnd(widths[i]!)).join("  ").trimEnd()).join("\n")
+  return alignedTable([header, ...cells])
 }
 
 /** `query`: reads the warehouse (embedded or DATABASE_URL) in a read-only transaction; handy for the embedded one. */

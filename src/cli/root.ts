@@ -1,7 +1,6 @@
 import { Command } from "@effect/cli"
 import { backfillCommand } from "./backfill.js"
 import { connectCommand } from "./connect.js"
-import { demoCommand } from "./demo.js"
 import { disconnectCommand } from "./disconnect.js"
 import { emulatorCommand } from "./emulator.js"
 import { migrateCommand } from "./migrate.js"
@@ -20,12 +19,15 @@ export const commands = {
   disconnect: disconnectCommand,
   migrate: migrateCommand,
   query: queryCommand,
-  emulator: emulatorCommand,
-  demo: demoCommand
+  emulator: emulatorCommand
 } as const
 
-/** Every command of the program, as one `account-sync` command. */
-export const root = Command.make("account-sync").pipe(
-  Command.withDescription("Sync OAuth-connected service accounts into Postgres."),
-  Command.withSubcommands(Object.values(commands) as [typeof connectCommand, ...Array<typeof connectCommand>])
-)
+/**
+ * Every command of the program, as one `account-sync` command: the commands above plus `extra` (main adds the
+ * demo, which sits above the CLI: it runs the application the CLI assembles).
+ */
+export const makeRoot = (extra: Readonly<Record<string, Command.Command<any, any, any, any>>>) =>
+  Command.make("account-sync").pipe(
+    Command.withDescription("Sync OAuth-connected service accounts into Postgres."),
+    Command.withSubcommands([...Object.values(commands), ...Object.values(extra)] as [typeof connectCommand, ...Array<typeof connectCommand>])
+  )

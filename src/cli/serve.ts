@@ -1,7 +1,7 @@
 import { Command, Options } from "@effect/cli"
 import { Effect, Layer, Option } from "effect"
-import { AuthLive } from "../auth/AuthLive.js"
-import { ServiceSettings } from "../auth/ServiceSettings.js"
+import { AuthLayer } from "./app.js"
+import { OAuthClient } from "../auth/OAuthClient.js"
 import { HttpServerConfig } from "../config.js"
 import { authServer } from "../http/Server.js"
 import { ExitCodes, ExitWith } from "./ExitCode.js"
@@ -12,7 +12,7 @@ const host = Options.text("host").pipe(Options.withDescription("Address to bind 
 export const serveCommand = Command.make("serve", { port, host }, (options) =>
   Effect.gen(function* () {
     const fromEnv = yield* HttpServerConfig
-    const settings = yield* ServiceSettings
+    const settings = yield* OAuthClient
     const listen = {
       port: Option.getOrElse(options.port, () => fromEnv.port),
       host: Option.getOrElse(options.host, () => fromEnv.host),
@@ -28,7 +28,7 @@ export const serveCommand = Command.make("serve", { port, host }, (options) =>
         )
       )
     )
-  }).pipe(Effect.provide(AuthLive))
+  }).pipe(Effect.provide(AuthLayer))
 ).pipe(
   Command.withDescription(
     "Serve /oauth/start, /oauth/callback (connect accounts in a browser), /webhooks (APP_DISCONNECT), /healthz and /readyz."

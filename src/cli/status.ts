@@ -1,6 +1,7 @@
 import { Command, Options } from "@effect/cli"
 import { Console, Effect } from "effect"
-import { AuthLive } from "../auth/AuthLive.js"
+import { AuthLayer } from "./app.js"
+import { alignedTable } from "./table.js"
 import { type Connection, Connections } from "../auth/Connections.js"
 
 /** One connection as `status --json` prints it. */
@@ -39,8 +40,7 @@ export const connectionsTable = (connections: ReadonlyArray<Connection>): string
     c.tokenExpiresAt?.toISOString() ?? "-",
     c.lastRun ? `${c.lastRun.startedAt.toISOString()} ${c.lastRun.stream} ${c.lastRun.outcome}` : "never"
   ])
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)))
-  return [header, ...rows].map((r) => r.map((cell, i) => cell.padEnd(widths[i]!)).join("  ").trimEnd()).join("\n")
+  return alignedTable([header, ...rows])
 }
 
 const json = Options.boolean("json").pipe(Options.withDescription("Print the connections as JSON"))
@@ -50,5 +50,5 @@ export const statusCommand = Command.make("status", { json }, ({ json }) =>
     const connections = yield* Connections
     const all = yield* connections.list()
     yield* Console.log(json ? JSON.stringify(all.map(connectionJson), null, 2) : connectionsTable(all))
-  }).pipe(Effect.provide(AuthLive))
+  }).pipe(Effect.provide(AuthLayer))
 ).pipe(Command.withDescription("Show every connection: status, reason, token expiry and last sync run."))

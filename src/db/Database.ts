@@ -1,12 +1,24 @@
 import { PgClient } from "@effect/sql-pg"
-import { SqlClient, SqlError } from "@effect/sql"
-import { Effect, Layer, Option, Redacted } from "effect"
+import { type SqlClient, SqlError } from "@effect/sql"
+import { Context, Data, Effect, Layer, Option, Redacted } from "effect"
 import pg from "pg"
 import * as path from "node:path"
 import { DatabaseConfig } from "../config.js"
-import { startEmbeddedPostgres } from "./EmbeddedPostgres.js"
+import { type EmbeddedPostgresError, startEmbeddedPostgres } from "./EmbeddedPostgres.js"
 import { runMigrations } from "./Migrations.js"
-import { prepareRegisteredStatements } from "./preparedStatements.js"
+import { makePreparedStatements, PreparedStatements } from "./preparedStatements.js"
+
+/** What kind of database the connections lead to, as the database itself says. */
+export interface DatabaseTopologyShape {
+  /**
+   * Every connection is one session: the embedded Postgres (PGlite), whether started here or reached through a URL.
+   * There, statements of two connections must not overlap (they can take each other's prepared statement or portal),
+   * advisory locks exclude nothing between processes and named statements are shared.
+   */
+  readonly singleSession: boolean
+}
+
+export class DatabaseTopology extends Context.Tag("account-sync/DatabaseTopology")<DatabaseTopology, DatabaseTopologyShape>() {}
 
 export interface DatabaseTarget {
   /** A real Postgres; when absent the embedded one is started under `dataDir`. */
@@ -15,97 +27,110 @@ export interface DatabaseTarget {
   readonly schema: string
   readonly maxConnections?: number
   readonly applicationName?: string
-  /**
-   * Named statements for the texts registered with keepPrepared (default: true for a `url`). False when the url
-   * leads to an embedded Postgres (its connections share one session) or to a pooler that does not keep them.
-   */
+  /** Named statements for the texts registered with PreparedStatements.keep (default true; never on a single session). */
   readonly prepareStatements?: boolean
 }
 
 /** The connection string's own `options` (or the role's settings) replaced the search_path we start with. */
-class SchemaNotFirst extends Error {
-  constructor(schema: string, current: string | null) {
-    super(
-      `the database connection's search_path puts ${current === null ? "no schema" : `schema "${current}"`} first, not DB_SCHEMA "${schema}" ` +
-        "(does DATABASE_URL set options=-c search_path=...? remove it; account-sync sets the search_path itself)"
+class SchemaNotFirst extends Data.TaggedError("SchemaNotFirst")<{ readonly schema: string; readonly current: string | null }> {
+  override get message() {
+    return (
+      `the database connection's search_path puts ${this.current === null ? "no schema" : `schema "${this.current}"`} first, not DB_SCHEMA "${this.schema}" ` +
+      "(does DATABASE_URL set options=-c search_path=...? remove it; account-sync sets the search_path itself)"
     )
   }
 }
 
-const poolLayer = (options: {
-  readonly connection: pg.PoolConfig
-  readonly schema: string
-  readonly maxConnections: number
-  readonly applicationName: string
-  /** Named (prepared) statements for the texts registered with keepPrepared; false on the embedded Postgres. */
-  readonly prepare: boolean
-}) =>
-  PgClient.layerFromPool({
-    acquire: Effect.acquireRelease(
-      Effect.tryPromise({
-        try: async () => {
-          const pool = new pg.Pool({
-            ...options.connection,
-            max: options.maxConnections,
-            application_name: options.applicationName,
-            connectionTimeoutMillis: 10_000,
-            idleTimeoutMillis: 30_000,
-            // every connection of the pool sees our schema and only it (real Postgres honours startup options):
-            // with `public` behind it, a `public.schema_migrations` of another tool would pass for ours
-            options: `-c search_path=${options.schema}`
-          })
-          pool.on("error", () => {})
-          if (options.prepare) pool.on("connect", prepareRegisteredStatements)
-          await pool.query(`CREATE SCHEMA IF NOT EXISTS ${options.schema}`)
-          const { rows } = await pool.query<{ schema: string | null }>("SELECT current_schema() AS schema")
-          if (rows[0]?.schema !== options.schema) {
-            await pool.end()
-            throw new SchemaNotFirst(options.schema, rows[0]?.schema ?? null)
-          }
-          return pool
-        },
-        catch: (cause) =>
-          new SqlError.SqlError({
-            cause,
-            message: cause instanceof SchemaNotFirst ? cause.message : "cannot connect to Postgres"
-          })
-      }),
-      (pool) => Effect.promise(() => pool.end()).pipe(Effect.timeoutOption("2 seconds"))
-    )
-  })
+const openPool = (
+  connection: pg.PoolConfig,
+  schema: string,
+  maxConnections: number,
+  applicationName: string,
+  onConnect: (client: pg.PoolClient) => void
+) =>
+  Effect.acquireRelease(
+    Effect.tryPromise({
+      try: async () => {
+        const pool = new pg.Pool({
+          ...connection,
+          max: maxConnections,
+          application_name: applicationName,
+          connectionTimeoutMillis: 10_000,
+          idleTimeoutMillis: 30_000,
+          // every connection of the pool sees our schema and only it (real Postgres honours startup options):
+          // with `public` behind it, a `public.schema_migrations` of another tool would pass for ours
+          options: `-c search_path=${schema}`
+        })
+        pool.on("error", () => {})
+        pool.on("connect", onConnect)
+        return pool
+      },
+      catch: (cause) => new SqlError.SqlError({ cause, message: "cannot connect to Postgres" })
+    }),
+    (pool) => Effect.promise(() => pool.end()).pipe(Effect.timeoutOption("2 seconds"))
+  )
 
-/** An `@effect/sql-pg` client for a real or an embedded Postgres: one code path either way. */
-export const makeDatabaseLayer = (target: DatabaseTarget) =>
+/** Creates the schema, checks it comes first on the search_path, and asks the server what it is. */
+const inspect = (pool: pg.Pool, schema: string) =>
+  Effect.tryPromise({
+    try: async () => {
+      await pool.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`)
+      const { rows } = await pool.query<{ schema: string | null; version: string }>("SELECT current_schema() AS schema, version() AS version")
+      return { current: rows[0]?.schema ?? null, singleSession: /PGlite/i.test(rows[0]?.version ?? "") }
+    },
+    catch: (cause) => new SqlError.SqlError({ cause, message: "cannot connect to Postgres" })
+  }).pipe(
+    Effect.filterOrFail(
+      (found) => found.current === schema,
+      (found) => new SqlError.SqlError({ cause: undefined, message: new SchemaNotFirst({ schema, current: found.current }).message })
+    )
+  )
+
+/**
+ * An `@effect/sql-pg` client for a real or an embedded Postgres (one code path either way), with what the database
+ * is (DatabaseTopology) and the registry of statements kept prepared on each connection (PreparedStatements).
+ */
+export const makeDatabaseLayer = (
+  target: DatabaseTarget
+): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient | DatabaseTopology | PreparedStatements, SqlError.SqlError | EmbeddedPostgresError> =>
   Layer.unwrapScoped(
     Effect.gen(function* () {
       const maxConnections = target.maxConnections ?? 10
       const applicationName = target.applicationName ?? "account-sync"
+      let connection: pg.PoolConfig
       if (Option.isSome(target.url)) {
-        return poolLayer({
-          connection: { connectionString: Redacted.value(target.url.value) },
-          schema: target.schema,
-          maxConnections,
-          applicationName,
-          prepare: target.prepareStatements ?? true
-        })
+        connection = { connectionString: Redacted.value(target.url.value) }
+      } else {
+        const dataDir = target.dataDir === "memory" ? "memory" : path.resolve(target.dataDir, "pg")
+        const embedded = yield* startEmbeddedPostgres({ dataDir, searchPath: target.schema })
+        yield* Effect.logDebug(`embedded Postgres on 127.0.0.1:${embedded.port}, data in ${embedded.dataDir}`)
+        connection = { host: embedded.host, port: embedded.port, user: "postgres", database: "postgres" }
       }
-      const dataDir = target.dataDir === "memory" ? "memory" : path.resolve(target.dataDir, "pg")
-      const embedded = yield* startEmbeddedPostgres({ dataDir, searchPath: target.schema })
-      yield* Effect.logDebug(`embedded Postgres on 127.0.0.1:${embedded.port}, data in ${embedded.dataDir}`)
-      return poolLayer({
-        connection: { host: embedded.host, port: embedded.port, user: "postgres", database: "postgres" },
-        schema: target.schema,
-        maxConnections,
-        applicationName,
-        prepare: false
-      })
+      const prepared = makePreparedStatements()
+      const pool = yield* openPool(connection, target.schema, maxConnections, applicationName, prepared.attach)
+      const { singleSession } = yield* inspect(pool, target.schema)
+      prepared.enabled = !singleSession && (target.prepareStatements ?? true)
+      return Layer.mergeAll(
+        PgClient.layerFromPool({ acquire: Effect.succeed(pool) }),
+        Layer.succeed(DatabaseTopology, { singleSession }),
+        Layer.succeed(PreparedStatements, prepared)
+      )
     })
   )
 
-/** The database named by the environment (`DATABASE_URL`, `DATA_DIR`, `DB_SCHEMA`). */
-export const DatabaseLive = Layer.unwrapEffect(Effect.map(DatabaseConfig, makeDatabaseLayer))
+/** The database named by the environment (`DATABASE_URL`, `DATA_DIR`, `DB_SCHEMA`, `DATABASE_*`). */
+export const DatabaseLive = Layer.unwrapEffect(
+  Effect.map(DatabaseConfig, (config) =>
+    makeDatabaseLayer({
+      url: config.url,
+      dataDir: config.dataDir,
+      schema: config.schema,
+      maxConnections: config.poolSize,
+      applicationName: config.applicationName,
+      prepareStatements: config.prepareStatements
+    })
+  )
+)
 
 /** The database with every migration applied: what every command that touches the schema uses. */
 export const MigratedDatabaseLive = Layer.effectDiscard(runMigrations).pipe(Layer.provideMerge(DatabaseLive))
-
-export type Database = PgClient.PgClient | SqlClient.SqlClient

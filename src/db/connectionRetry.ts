@@ -1,5 +1,5 @@
 import type { SqlError } from "@effect/sql"
-import { Effect, Option, Schedule } from "effect"
+import { Effect, Option, Predicate, Schedule } from "effect"
 
 /** SQLSTATE classes/codes that mean the session is gone, not that the statement was wrong. */
 const connectionStates = new Set(["57P01", "57P02", "57P03"]) // admin_shutdown (pg_terminate_backend), crash_shutdown, cannot_connect_now
@@ -25,8 +25,7 @@ export const isConnectionLost = (error: SqlError.SqlError): boolean => {
 /** 4 attempts in all: 200 ms, 400 ms, 800 ms apart (jittered). */
 export const connectionLossRetry = Schedule.exponential("200 millis").pipe(Schedule.jittered, Schedule.intersect(Schedule.recurs(3)))
 
-const isSqlError = (u: unknown): u is SqlError.SqlError =>
-  typeof u === "object" && u !== null && (u as { _tag?: unknown })._tag === "SqlError"
+const isSqlError = (u: unknown): u is SqlError.SqlError => Predicate.isTagged(u, "SqlError")
 
 /**
  * Re-runs a database effect that failed because the connection was lost. Only for effects that are whole
@@ -43,3 +42,19 @@ export const retryOnConnectionLoss = <A, E, R>(effect: Effect.Effect<A, E, R>): 
     ),
     Effect.retry({ schedule: connectionLossRetry, while: (e) => isSqlError(e) && isConnectionLost(e) })
   )
+
+/**
+ * A service whose every method is retried on a lost connection (`retryOnConnectionLoss`): applied once where the
+ * service is built, instead of at each call site. Only for services whose methods are single statements or whole
+ * transactions, each harmless to repeat.
+ */
+export const retryingOnConnectionLoss = <S extends { readonly [K in keyof S]: (...args: Array<any>) => Effect.Effect<any, any, any> }>(
+  service: S
+): S => {
+  const out: Record<string, unknown> = {}
+  for (const key of Object.keys(service) as Array<keyof S & string>) {
+    const method = service[key]
+    out[key] = (...args: Array<unknown>) => retryOnConnectionLoss(method(...args))
+  }
+  return out as S
+}

@@ -1,23 +1,17 @@
-import { NodeHttpClient } from "@effect/platform-node"
 import { SqlClient } from "@effect/sql"
-import { Console, Duration, Effect, Layer, Option, Redacted, Schedule } from "effect"
+import { ConfigProvider, Console, Effect, Layer, Option, Redacted, Schedule } from "effect"
+import pg from "pg"
 import * as crypto from "node:crypto"
 import * as fs from "node:fs"
 import * as net from "node:net"
 import * as path from "node:path"
-import { AuthServicesLive } from "../auth/AuthLive.js"
 import { Connections } from "../auth/Connections.js"
-import { ServiceSettings } from "../auth/ServiceSettings.js"
+import { SyncLayer } from "../cli/app.js"
 import { connectionsTable } from "../cli/status.js"
-import { makeDatabaseLayer } from "../db/Database.js"
-import { runMigrations } from "../db/Migrations.js"
+import { renderSummary } from "../cli/summary.js"
 import { Emulator } from "../emulator/Emulator.js"
 import { authServer } from "../http/Server.js"
-import { SyncEngineLive } from "../sync/SyncLive.js"
-import { ProgressAuto } from "../sync/Progress.js"
-import { renderSummary } from "../sync/summary.js"
 import { SyncRunner } from "../sync/SyncRunner.js"
-import { defaultSyncSettings, SyncSettings } from "../sync/SyncSettings.js"
 
 export interface DemoOptions {
   /** Embedded data lives here (ignored with `databaseUrl`). */
@@ -42,6 +36,18 @@ const freePort = Effect.async<number>((resume) => {
 })
 
 const step = (title: string) => Console.log(`\n== ${title}`)
+
+/** The demo starts its schema from scratch on a real Postgres (never the production schema: see cli). */
+const dropSchema = (url: string, schema: string) =>
+  Effect.acquireUseRelease(
+    Effect.promise(async () => {
+      const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 10_000 })
+      await client.connect()
+      return client
+    }),
+    (client) => Effect.promise(() => client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)),
+    (client) => Effect.promise(() => client.end())
+  )
 
 /** Follows one redirect hop without following it further: what a browser would be sent to next. */
 const nextHop = (url: string) =>
@@ -94,29 +100,25 @@ export const runDemo = (options: DemoOptions) =>
     if (usingEmbedded) {
       // a fresh demo every time: the emulator's data is new, so the old warehouse would not match it
       yield* Effect.sync(() => fs.rmSync(path.resolve(options.dataDir, "pg"), { recursive: true, force: true }))
+    } else {
+      yield* dropSchema(Redacted.value(options.databaseUrl.value), options.schema)
     }
-    const database = makeDatabaseLayer({ url: options.databaseUrl, dataDir: options.dataDir, schema: options.schema })
-    const settings = Layer.succeed(ServiceSettings, {
-      baseUrl: emulator.baseUrl,
-      clientId,
-      clientSecret: Redacted.make(clientSecret),
-      redirectUri: `${callbackBase}/oauth/callback`,
-      graphqlVersion: "2025-01-20",
-      encryptionKey: Redacted.make(crypto.randomBytes(32)),
-      refreshSkew: Duration.minutes(5),
-      requestTimeout: Duration.seconds(10)
-    })
-    const auth = AuthServicesLive.pipe(Layer.provideMerge(settings), Layer.provideMerge(NodeHttpClient.layerUndici))
-    const engine = SyncEngineLive.pipe(
-      Layer.provide(Layer.mergeAll(ProgressAuto, Layer.succeed(SyncSettings, { ...defaultSyncSettings, singleSession: usingEmbedded }))),
-      Layer.provideMerge(auth)
-    )
-    const services = Layer.provideMerge(engine, database)
+    // the application as the program assembles it, configured as an operator would (only the values differ)
+    const configuration = new Map<string, string>([
+      ["SERVICE_BASE_URL", emulator.baseUrl],
+      ["SERVICE_CLIENT_ID", clientId],
+      ["SERVICE_CLIENT_SECRET", clientSecret],
+      ["SERVICE_REDIRECT_URI", `${callbackBase}/oauth/callback`],
+      ["TOKEN_ENCRYPTION_KEY", crypto.randomBytes(32).toString("base64")],
+      ["DB_SCHEMA", options.schema],
+      ...(Option.isSome(options.databaseUrl)
+        ? [["DATABASE_URL", Redacted.value(options.databaseUrl.value)] as const]
+        : [["DATA_DIR", options.dataDir] as const])
+    ])
+    const services = SyncLayer.pipe(Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(configuration))))
 
     return yield* Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
-      if (!usingEmbedded) yield* sql.unsafe(`DROP SCHEMA IF EXISTS ${options.schema} CASCADE; CREATE SCHEMA ${options.schema}`)
-      yield* runMigrations
       yield* step(`serve's OAuth routes and webhook receiver on ${callbackBase}`)
       yield* Layer.launch(authServer({ port: servePort, host: "127.0.0.1" })).pipe(Effect.forkScoped)
       yield* nextHop(`${callbackBase}/healthz`).pipe(

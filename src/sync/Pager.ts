@@ -1,21 +1,11 @@
-import { type Cause, Effect, Option, ParseResult, Queue, Schema, Stream } from "effect"
+import { type Cause, Context, Effect, Layer, Option, ParseResult, Queue, Schema, Stream } from "effect"
 import { CostBudget } from "../api/CostBudget.js"
-import { ServiceClient } from "../api/ServiceClient.js"
+import type { ServiceError } from "../api/errors.js"
+import { type AccountCredentials, ServiceClient } from "../api/ServiceClient.js"
 import { ConnectionShapeInvalid, NodeSchemaMismatch } from "./errors.js"
+import type { Page, ReceivedNode, Variables } from "./model.js"
 import { nodeGuard } from "./nodeGuard.js"
-import type { AnyStream } from "./streams/StreamDefinition.js"
-import type { LandedNode } from "./Warehouse.js"
-
-export interface Page {
-  /** The cursor the page was asked `after` (null: from the start). */
-  readonly after: string | null
-  readonly first: number
-  readonly nodes: ReadonlyArray<LandedNode>
-  readonly endCursor: string | null
-  readonly hasNextPage: boolean
-  /** The response body the nodes were read from (at `data`, the stream's connection path, `nodes`). */
-  readonly body: string
-}
+import type { AnyStream } from "./streams/Stream.js"
 
 const ConnectionSchema = Schema.Struct({
   nodes: Schema.Array(Schema.Unknown),
@@ -26,70 +16,95 @@ const decodeConnection = Schema.decodeUnknownEither(ConnectionSchema)
 const at = (data: unknown, path: ReadonlyArray<string>): unknown =>
   path.reduce<unknown>((v, key) => (v !== null && typeof v === "object" ? (v as Record<string, unknown>)[key] : undefined), data)
 
-/**
- * The pages of one stream's connection for one account, from `after`, always passing `first` (sized by the
- * account's CostBudget). Each node is checked against the stream's Schema (a compiled guard; Schema's decoder for
- * the error); the first node that fails ends the stream with the account, stream, field and cursor.
- */
-export const pages = (options: {
-  readonly accountId: string
+export type PagerError = ServiceError | ConnectionShapeInvalid | NodeSchemaMismatch
+
+export interface PagesRequest<E> {
+  readonly credentials: AccountCredentials<E>
   readonly stream: AnyStream
-  readonly variables: Readonly<Record<string, unknown>>
+  readonly variables: Variables
   readonly after: string | null
-}) =>
+}
+
+/** The pages of streams' connections, sized by the accounts' cost budgets. */
+export class Pager extends Context.Tag("account-sync/Pager")<
+  Pager,
+  {
+    /**
+     * The pages of one stream's connection for one account, from `after`, always passing `first` (sized by the
+     * account's CostBudget). Each node is checked against the stream's Schema (a compiled guard; Schema's decoder for
+     * the error); the first node that fails ends the stream with the account, stream, field and cursor.
+     */
+    readonly pages: <E>(request: PagesRequest<E>) => Stream.Stream<Page, PagerError | E>
+  }
+>() {}
+
+export const PagerLive = Layer.effect(
+  Pager,
   Effect.gen(function* () {
     const client = yield* ServiceClient
     const budget = yield* CostBudget
-    const { accountId, stream } = options
-    const isNode = nodeGuard(stream.node)
-    const decodeNode = Schema.decodeUnknownEither(stream.node, { errors: "first", onExcessProperty: "ignore" })
+    const guards = new WeakMap<AnyStream, (value: unknown) => boolean>()
+    const guardOf = (stream: AnyStream) => {
+      let guard = guards.get(stream)
+      if (guard === undefined) guards.set(stream, (guard = nodeGuard(stream.node)))
+      return guard
+    }
 
-    const fetch = (after: string | null) =>
-      Effect.gen(function* () {
-        const variablesFor = (first: number) => ({ ...options.variables, first, after })
-        const first = yield* budget.pageSize(accountId, stream.document, variablesFor, stream.maxPageSize)
-        const result = yield* client.execute(accountId, stream.document, variablesFor(first))
-        const connection = decodeConnection(at(result.data, stream.connectionPath))
-        if (connection._tag === "Left") {
-          return yield* new ConnectionShapeInvalid({
-            accountId,
-            stream: stream.name,
-            cursor: after,
-            detail: ParseResult.TreeFormatter.formatErrorSync(connection.left)
-          })
-        }
-        const nodes: Array<LandedNode> = []
-        for (const raw of connection.right.nodes) {
-          if (isNode(raw)) {
-            nodes.push({ node: raw as LandedNode["node"], raw })
-            continue
-          }
-          const decoded = decodeNode(raw)
-          if (decoded._tag === "Left") {
-            const issue = ParseResult.ArrayFormatter.formatErrorSync(decoded.left)[0]
-            const id = raw !== null && typeof raw === "object" ? (raw as { id?: unknown }).id : undefined
-            return yield* new NodeSchemaMismatch({
+    const pages = <E>({ credentials, stream, variables, after: start }: PagesRequest<E>) => {
+      const { accountId } = credentials
+      const isNode = guardOf(stream)
+      const decodeNode = Schema.decodeUnknownEither(stream.node, { errors: "first", onExcessProperty: "ignore" })
+
+      const fetch = (after: string | null) =>
+        Effect.gen(function* () {
+          const variablesFor = (first: number) => ({ ...variables, first, after })
+          const first = yield* budget.pageSize(accountId, stream.document, variablesFor, stream.maxPageSize)
+          const result = yield* client.execute(credentials, stream.document, variablesFor(first))
+          const connection = decodeConnection(at(result.data, stream.connectionPath))
+          if (connection._tag === "Left") {
+            return yield* new ConnectionShapeInvalid({
               accountId,
               stream: stream.name,
-              field: issue?.path.map(String).join(".") || "(node)",
               cursor: after,
-              nodeId: typeof id === "string" ? id : undefined,
-              detail: issue?.message ?? "does not match the schema"
+              detail: ParseResult.TreeFormatter.formatErrorSync(connection.left)
             })
           }
-          nodes.push({ node: decoded.right as LandedNode["node"], raw })
-        }
-        const { hasNextPage, endCursor } = connection.right.pageInfo
-        if (hasNextPage && endCursor === null) {
-          return yield* new ConnectionShapeInvalid({ accountId, stream: stream.name, cursor: after, detail: "hasNextPage without an endCursor" })
-        }
-        return { after, first, nodes, endCursor, hasNextPage, body: result.body } satisfies Page
-      })
+          const nodes: Array<ReceivedNode> = []
+          for (const raw of connection.right.nodes) {
+            if (isNode(raw)) {
+              nodes.push({ node: raw as ReceivedNode["node"], raw })
+              continue
+            }
+            const decoded = decodeNode(raw)
+            if (decoded._tag === "Left") {
+              const issue = ParseResult.ArrayFormatter.formatErrorSync(decoded.left)[0]
+              const id = raw !== null && typeof raw === "object" ? (raw as { id?: unknown }).id : undefined
+              return yield* new NodeSchemaMismatch({
+                accountId,
+                stream: stream.name,
+                field: issue?.path.map(String).join(".") || "(node)",
+                cursor: after,
+                nodeId: typeof id === "string" ? id : undefined,
+                detail: issue?.message ?? "does not match the schema"
+              })
+            }
+            nodes.push({ node: decoded.right as ReceivedNode["node"], raw })
+          }
+          const { hasNextPage, endCursor } = connection.right.pageInfo
+          if (hasNextPage && endCursor === null) {
+            return yield* new ConnectionShapeInvalid({ accountId, stream: stream.name, cursor: after, detail: "hasNextPage without an endCursor" })
+          }
+          return { after, first, nodes, endCursor, hasNextPage, body: result.body } satisfies Page
+        })
 
-    return Stream.paginateEffect(options.after, (after) =>
-      Effect.map(fetch(after), (page) => [page, page.hasNextPage ? Option.some(page.endCursor) : Option.none()] as const)
-    )
-  }).pipe(Stream.unwrap)
+      return Stream.paginateEffect(start, (after) =>
+        Effect.map(fetch(after), (page) => [page, page.hasNextPage ? Option.some(page.endCursor) : Option.none()] as const)
+      )
+    }
+
+    return Pager.of({ pages })
+  })
+)
 
 /** Pages fetched ahead of the one landing, at most: a bound on memory (a page of 100 jobs is ~100 KB of JSON). */
 export const prefetchPages = 4

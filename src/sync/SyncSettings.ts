@@ -1,5 +1,4 @@
-import { Config, Context, Duration, Layer, Option } from "effect"
-import { DatabaseConfig } from "../config.js"
+import { Config, Context, Duration, Layer } from "effect"
 
 export interface SyncSettingsShape {
   /** Accounts synced at once. */
@@ -8,22 +7,12 @@ export interface SyncSettingsShape {
   readonly fullPassEvery: Duration.Duration
   /** An incremental pass reads back this far before the high-water mark (clock skew, same-second updates). */
   readonly incrementalOverlap: Duration.Duration
-  /**
-   * The database serves every connection from one session (the embedded Postgres, PGlite), where statements of two
-   * connections in flight at once can take each other's prepared statement or portal. Then statements never
-   * overlap: one account at a time whatever is asked, and no page fetched ahead. Otherwise the next pages (up to
-   * `prefetchPages`) are fetched while the current batch lands.
-   */
-  readonly singleSession: boolean
 }
-
-export class SyncSettings extends Context.Tag("account-sync/SyncSettings")<SyncSettings, SyncSettingsShape>() {}
 
 export const defaultSyncSettings: SyncSettingsShape = {
   concurrency: 4,
   fullPassEvery: Duration.days(1),
-  incrementalOverlap: Duration.minutes(5),
-  singleSession: false
+  incrementalOverlap: Duration.minutes(5)
 }
 
 export const SyncSettingsConfig = Config.all({
@@ -32,8 +21,10 @@ export const SyncSettingsConfig = Config.all({
     Config.validate({ message: "SYNC_CONCURRENCY: expected a whole number of at least 1", validation: (n) => n >= 1 })
   ),
   fullPassEvery: Config.duration("SYNC_FULL_PASS_EVERY").pipe(Config.withDefault(defaultSyncSettings.fullPassEvery)),
-  incrementalOverlap: Config.duration("SYNC_INCREMENTAL_OVERLAP").pipe(Config.withDefault(defaultSyncSettings.incrementalOverlap)),
-  singleSession: Config.map(DatabaseConfig, (db) => Option.isNone(db.url))
+  incrementalOverlap: Config.duration("SYNC_INCREMENTAL_OVERLAP").pipe(Config.withDefault(defaultSyncSettings.incrementalOverlap))
 })
 
-export const SyncSettingsFromEnv = Layer.effect(SyncSettings, SyncSettingsConfig)
+/** How `sync` schedules passes and accounts (SYNC_CONCURRENCY, SYNC_FULL_PASS_EVERY, SYNC_INCREMENTAL_OVERLAP). */
+export class SyncSettings extends Context.Tag("account-sync/SyncSettings")<SyncSettings, SyncSettingsShape>() {
+  static readonly layer = Layer.effect(SyncSettings, SyncSettingsConfig)
+}

@@ -1,21 +1,19 @@
-import { Duration, Effect, Layer, Logger, LogLevel, Redacted } from "effect"
+import { Effect, Layer, Logger, LogLevel } from "effect"
 import * as crypto from "node:crypto"
-import { ServiceSettings, type ServiceSettingsShape } from "../../src/auth/ServiceSettings.js"
+import type { Env } from "./config.js"
+import { newTokenKey } from "./connector.js"
 
-/** Settings for tests that never reach the service (Postgres only). */
-export const offlineSettings = (overrides: Partial<ServiceSettingsShape> = {}): ServiceSettingsShape => ({
-  baseUrl: "http://127.0.0.1:9",
-  clientId: "client-offline",
-  clientSecret: Redacted.make("offline-secret-" + crypto.randomBytes(8).toString("hex")),
-  redirectUri: "http://127.0.0.1:9/oauth/callback",
-  graphqlVersion: "2025-01-20",
-  encryptionKey: Redacted.make(crypto.randomBytes(32)),
-  refreshSkew: Duration.minutes(5),
-  requestTimeout: Duration.seconds(5),
+/** Settings for tests that never reach the service (Postgres only): a service address nobody answers on. */
+export const offlineEnv = (overrides: Env = {}): Env => ({
+  SERVICE_BASE_URL: "http://127.0.0.1:9",
+  SERVICE_CLIENT_ID: "client-offline",
+  SERVICE_CLIENT_SECRET: "offline-secret-" + crypto.randomBytes(8).toString("hex"),
+  SERVICE_REDIRECT_URI: "http://127.0.0.1:9/oauth/callback",
+  TOKEN_ENCRYPTION_KEY: newTokenKey(),
+  TOKEN_REQUEST_TIMEOUT: "5 seconds",
+  GRAPHQL_REQUEST_TIMEOUT: "5 seconds",
   ...overrides
 })
-
-export const settingsLayer = (settings: ServiceSettingsShape) => Layer.succeed(ServiceSettings, settings)
 
 /** Every log line (message, annotations and cause, as logfmt) of the fibers it is provided to, at every level. */
 export const makeLogCapture = () => {

@@ -1,52 +1,58 @@
-import { NodeHttpClient } from "@effect/platform-node"
-import { Duration, Effect, Layer, Redacted } from "effect"
+import { Context, Effect, Layer } from "effect"
 import * as crypto from "node:crypto"
 import * as net from "node:net"
-import { AuthServicesLive } from "../../src/auth/AuthLive.js"
+import { AuthLayer } from "../../src/cli/app.js"
 import { callbackParams, OAuthFlow } from "../../src/auth/OAuthFlow.js"
-import { ServiceSettings, type ServiceSettingsShape } from "../../src/auth/ServiceSettings.js"
 import { approveInBrowser } from "./browser.js"
+import { type Env, withEnv } from "./config.js"
+import { TestDatabase } from "./database.js"
 import { TestEmulator, type TestEmulatorShape } from "./emulator.js"
 import { registerSecret } from "./secretScan.js"
 
-/**
- * The connector's auth side wired to the test emulator and the test database: ServiceSettings from the emulator's
- * app (and a random token key), the real Connections, TokenStore, AccessTokensLive, OAuthFlow, DisconnectEvents.
- */
-
-/** ServiceSettings for the emulator's app; `overrides` e.g. a new client secret after regenerateSecret. */
-export const settingsFor = (emulator: TestEmulatorShape, overrides: Partial<ServiceSettingsShape> = {}): ServiceSettingsShape => {
-  const encryptionKey = crypto.randomBytes(32)
-  registerSecret(encryptionKey.toString("base64"))
-  return {
-  baseUrl: emulator.baseUrl,
-  clientId: emulator.app.clientId,
-  clientSecret: Redacted.make(emulator.app.clientSecret),
-  redirectUri: emulator.app.redirectUri,
-  graphqlVersion: "2025-01-20",
-  encryptionKey: Redacted.make(encryptionKey),
-  refreshSkew: Duration.minutes(5),
-  requestTimeout: Duration.seconds(5),
-  ...overrides
-  }
+/** A fresh random token encryption key (base64), one the suite must never print. */
+export const newTokenKey = (): string => {
+  const key = crypto.randomBytes(32).toString("base64")
+  registerSecret(key)
+  return key
 }
 
-/** The environment a child process (`node bin/account-sync.mjs ...`) needs for the same settings. */
-export const settingsEnv = (settings: ServiceSettingsShape): Record<string, string> => ({
-  SERVICE_BASE_URL: settings.baseUrl,
-  SERVICE_CLIENT_ID: settings.clientId,
-  SERVICE_CLIENT_SECRET: Redacted.value(settings.clientSecret),
-  SERVICE_REDIRECT_URI: settings.redirectUri,
-  SERVICE_GRAPHQL_VERSION: settings.graphqlVersion,
-  TOKEN_ENCRYPTION_KEY: Redacted.value(settings.encryptionKey).toString("base64")
+/**
+ * The settings of the connector for the emulator's app, as environment variables (what a child process gets, and
+ * what the in-process layers read through Config): service address, client credentials, callback, a random token
+ * key and test-sized timeouts. `overrides` replaces any of them (a new client secret, another base URL).
+ */
+export const connectorEnv = (emulator: TestEmulatorShape, overrides: Env = {}): Env => ({
+  SERVICE_BASE_URL: emulator.baseUrl,
+  SERVICE_CLIENT_ID: emulator.app.clientId,
+  SERVICE_CLIENT_SECRET: emulator.app.clientSecret,
+  SERVICE_REDIRECT_URI: emulator.app.redirectUri,
+  SERVICE_GRAPHQL_VERSION: "2025-01-20",
+  TOKEN_ENCRYPTION_KEY: newTokenKey(),
+  TOKEN_REQUEST_TIMEOUT: "5 seconds",
+  GRAPHQL_REQUEST_TIMEOUT: "5 seconds",
+  ...overrides
 })
 
-/** Auth services over given settings; needs a SqlClient (e.g. TestDatabaseLive). */
-export const authLayerWith = (settings: ServiceSettingsShape) =>
-  AuthServicesLive.pipe(Layer.provideMerge(Layer.succeed(ServiceSettings, settings)), Layer.provideMerge(NodeHttpClient.layerUndici))
+/** Every setting of the test: the connector's for the emulator, the test database's, then `overrides`. */
+export const TestEnv = (overrides: Env = {}) =>
+  Effect.gen(function* () {
+    const emulator = yield* TestEmulator
+    const db = yield* TestDatabase
+    return { ...connectorEnv(emulator), ...db.env, ...overrides } as Env
+  })
 
-/** Auth services for the TestEmulator's app; needs TestEmulator and a SqlClient. */
-export const AuthTest = Layer.unwrapEffect(Effect.map(TestEmulator, (emulator) => authLayerWith(settingsFor(emulator))))
+/** The settings a test's layers were built with (to hand to a child process, or to change one of them). */
+export class TestSettings extends Context.Tag("test/TestSettings")<TestSettings, Env>() {}
+
+/** The application's auth services (the program's own assembly) configured by `env`. */
+export const authLayerFor = (env: Env) => AuthLayer.pipe(Layer.provide(withEnv(env)))
+
+/**
+ * The auth services configured for the TestEmulator's app and the TestDatabase; the settings are served as the
+ * `Env` of the layer, so a test can hand the same to a child process. Needs TestEmulator and TestDatabase.
+ */
+export const AuthTest = (overrides: Env = {}) =>
+  Layer.unwrapEffect(Effect.map(TestEnv(overrides), (env) => authLayerFor(env).pipe(Layer.provideMerge(Layer.succeed(TestSettings, env)))))
 
 /**
  * Connects `accountId` through the real code flow with PKCE, as `connect` does: authorization URL, the admin of

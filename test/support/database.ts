@@ -1,16 +1,16 @@
-import { SqlClient } from "@effect/sql"
-import { PgClient } from "@effect/sql-pg"
-import { Context, Effect, Layer, Option, Redacted } from "effect"
+import { type SqlClient } from "@effect/sql"
+import type { PgClient } from "@effect/sql-pg"
+import { Context, Effect, Layer } from "effect"
 import * as crypto from "node:crypto"
-import { makeDatabaseLayer } from "../../src/db/Database.js"
+import pg from "pg"
+import { DatabaseLayer } from "../../src/cli/app.js"
+import type { DatabaseTopology } from "../../src/db/Database.js"
 import { startEmbeddedPostgres } from "../../src/db/EmbeddedPostgres.js"
-import { runMigrations } from "../../src/db/Migrations.js"
+import type { PreparedStatements } from "../../src/db/preparedStatements.js"
+import { type Env, withEnv } from "./config.js"
 
-/** Where a test file's own fresh schema lives, and the environment a child process needs to reach it. */
-export class TestDatabase extends Context.Tag("test/TestDatabase")<
-  TestDatabase,
-  { readonly url: string; readonly schema: string; readonly env: Record<string, string> }
->() {}
+/** Where a test file's own fresh schema lives, and the settings (DATABASE_URL, DB_SCHEMA, ...) that reach it. */
+export class TestDatabase extends Context.Tag("test/TestDatabase")<TestDatabase, { readonly url: string; readonly schema: string; readonly env: Env }>() {}
 
 /**
  * No real Postgres for this run (see globalSetup.ts): each file has an embedded one, whose connections share one
@@ -19,42 +19,42 @@ export class TestDatabase extends Context.Tag("test/TestDatabase")<
  */
 export const embeddedTestDatabase = (): boolean => process.env.TEST_DATABASE_URL === undefined
 
-const freshSchemaName = () => `t_${Date.now().toString(36)}_${crypto.randomBytes(4).toString("hex")}`
+export const freshSchemaName = () => `t_${Date.now().toString(36)}_${crypto.randomBytes(4).toString("hex")}`
+
+const dropSchema = (url: string, schema: string) =>
+  Effect.promise(async () => {
+    const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 10_000 })
+    await client.connect()
+    try {
+      await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)
+    } finally {
+      await client.end()
+    }
+  }).pipe(Effect.ignore)
 
 /**
- * A fresh, migrated schema on `TEST_DATABASE_URL` (dropped at the end), or an in-memory embedded Postgres
- * when that is unset, so the suite also passes on a machine without Postgres.
+ * A fresh schema on TEST_DATABASE_URL (dropped at the end), or an in-memory embedded Postgres behind a socket when
+ * that is unset, so the suite also passes on a machine without Postgres. Only its address: the program's own layers
+ * connect to it through their configuration (`env`), as they would in production. `env` adds to the settings.
  */
-export const TestDatabaseLive: Layer.Layer<TestDatabase | PgClient.PgClient | SqlClient.SqlClient, unknown> =
-  Layer.unwrapScoped(
+export const testDatabaseAt = (extra: Env | ((schema: string) => Env) = {}): Layer.Layer<TestDatabase> =>
+  Layer.scoped(
+    TestDatabase,
     Effect.gen(function* () {
       const schema = freshSchemaName()
       const configured = process.env.TEST_DATABASE_URL
       const url =
         configured ??
-        (yield* Effect.map(
-          startEmbeddedPostgres({ dataDir: "memory", searchPath: schema }),
-          (pg) => `postgres://postgres@127.0.0.1:${pg.port}/postgres`
+        (yield* Effect.orDie(
+          Effect.map(startEmbeddedPostgres({ dataDir: "memory", searchPath: schema }), (embedded) => `postgres://postgres@127.0.0.1:${embedded.port}/postgres`)
         ))
-      // the embedded database's connections share one session: no named statements there (children included)
-      const env: Record<string, string> = { DATABASE_URL: url, DB_SCHEMA: schema, ...(configured ? {} : { DATABASE_PREPARED_STATEMENTS: "false" }) }
-      const info = Layer.succeed(TestDatabase, { url, schema, env })
-      const client = makeDatabaseLayer({
-        url: Option.some(Redacted.make(url)),
-        dataDir: "memory",
-        schema,
-        maxConnections: 12,
-        prepareStatements: configured !== undefined
-      })
-      const lifecycle = Layer.scopedDiscard(
-        Effect.gen(function* () {
-          const sql = yield* SqlClient.SqlClient
-          yield* runMigrations
-          if (configured) {
-            yield* Effect.addFinalizer(() => sql.unsafe(`DROP SCHEMA IF EXISTS ${schema} CASCADE`).pipe(Effect.ignore))
-          }
-        })
-      )
-      return Layer.mergeAll(info, lifecycle.pipe(Layer.provideMerge(client)))
+      if (configured) yield* Effect.addFinalizer(() => dropSchema(url, schema))
+      return { url, schema, env: { DATABASE_URL: url, DB_SCHEMA: schema, DATABASE_POOL_SIZE: "12", ...(typeof extra === "function" ? extra(schema) : extra) } }
     })
   )
+
+export const TestDatabaseEnv = testDatabaseAt()
+
+/** The program's database layer (migrated) over the test file's fresh schema, with its address. */
+export const TestDatabaseLive: Layer.Layer<TestDatabase | PgClient.PgClient | SqlClient.SqlClient | DatabaseTopology | PreparedStatements, unknown> =
+  Layer.unwrapEffect(Effect.map(TestDatabase, (db) => DatabaseLayer.pipe(Layer.provide(withEnv(db.env))))).pipe(Layer.provideMerge(TestDatabaseEnv))

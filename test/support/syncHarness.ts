@@ -1,87 +1,55 @@
-import { NodeHttpClient } from "@effect/platform-node"
 import { SqlClient } from "@effect/sql"
-import type { PgClient } from "@effect/sql-pg"
 import { expect } from "@effect/vitest"
-import { Context, Effect, Layer, Logger, LogLevel, Option, Redacted } from "effect"
-import * as crypto from "node:crypto"
-import { makeDatabaseLayer } from "../../src/db/Database.js"
-import { runMigrations } from "../../src/db/Migrations.js"
-import { AuthServicesLive } from "../../src/auth/AuthLive.js"
-import { ServiceSettings } from "../../src/auth/ServiceSettings.js"
+import { Context, Effect, Layer, Logger, LogLevel } from "effect"
+import { makeSyncLayer } from "../../src/cli/app.js"
 import type { JobRecord } from "../../src/emulator/EmulatorAdmin.js"
 import { ProgressLog } from "../../src/sync/Progress.js"
-import { sanitizeJson, sanitizeText } from "../../src/sync/sanitize.js"
+import { sanitizeJson, sanitizeText } from "../../src/sync/landing/sanitize.js"
 import { jobsStream } from "../../src/sync/streams/jobs.js"
-import { SyncEngineLive } from "../../src/sync/SyncLive.js"
-import { defaultSyncSettings, SyncSettings, type SyncSettingsShape } from "../../src/sync/SyncSettings.js"
-import { settingsFor } from "./connector.js"
-import { embeddedTestDatabase, TestDatabase, TestDatabaseLive } from "./database.js"
+import { type Env, withEnv } from "./config.js"
+import { TestEnv, TestSettings } from "./connector.js"
+import { type TestDatabase, TestDatabaseEnv, testDatabaseAt } from "./database.js"
 import { EmulatorTest, type EmulatorTestOptions, TestEmulator } from "./emulator.js"
 
-/** The base URL the connector uses instead of the emulator's own. */
+/** The base URL the connector uses instead of the emulator's own (a proxy in front of it). */
 export class ServiceUrl extends Context.Tag("test/sync/ServiceUrl")<ServiceUrl, string>() {}
 
-/**
- * The sync engine wired to a fresh test emulator and a fresh database schema: the real auth services
- * (AccessTokensLive, Connections, ...), the real ServiceClient over Node's HTTP client, real Postgres.
- */
-export const syncHarness = (
-  options: EmulatorTestOptions,
-  sync: Partial<SyncSettingsShape> = {},
+export interface HarnessOptions {
+  /** Settings besides the connector's for the emulator and the test database's, e.g. SYNC_FULL_PASS_EVERY. */
+  readonly env?: Env
   /** Where the connector reaches the service (default: the emulator itself), e.g. a proxy in front of it. */
-  serviceUrl?: Layer.Layer<ServiceUrl, never, TestEmulator>,
-  /** The database (default: a fresh schema of the test database). */
-  database: Layer.Layer<TestDatabase | PgClient.PgClient | SqlClient.SqlClient, unknown> = TestDatabaseLive
-) => {
-  const settings = Layer.effect(
-    ServiceSettings,
+  readonly serviceUrl?: Layer.Layer<ServiceUrl, never, TestEmulator>
+  /** The test database (default: a fresh schema of the test database). */
+  readonly database?: Layer.Layer<TestDatabase>
+}
+
+/**
+ * The application as the program assembles it (cli/app.ts: sync engine, auth services, database), configured through
+ * its real Config path for a fresh test emulator and a fresh database schema: the real AccessTokens, Connections,
+ * ServiceClient over Node's HTTP client, real Postgres. Progress as log lines; only warnings are printed.
+ */
+export const syncHarness = (emulator: EmulatorTestOptions, options: HarnessOptions = {}) => {
+  const app = Layer.unwrapEffect(
     Effect.gen(function* () {
-      const emulator = yield* TestEmulator
       const url = yield* Effect.serviceOption(ServiceUrl)
-      return settingsFor(emulator, url._tag === "Some" ? { baseUrl: url.value } : {})
+      const env = yield* TestEnv({ ...options.env, ...(url._tag === "Some" ? { SERVICE_BASE_URL: url.value } : {}) })
+      return makeSyncLayer({ progress: ProgressLog }).pipe(Layer.provide(withEnv(env)), Layer.provideMerge(Layer.succeed(TestSettings, env)))
     })
-  ).pipe(Layer.provide(serviceUrl ?? Layer.empty))
-  const base = Layer.mergeAll(settings, NodeHttpClient.layerUndici).pipe(Layer.provideMerge(EmulatorTest(options)))
-  const auth = AuthServicesLive.pipe(Layer.provideMerge(base))
-  return SyncEngineLive.pipe(
-    // on the embedded database, as the program itself does there: one account at a time, no page fetched ahead
-    Layer.provide(
-      Layer.mergeAll(ProgressLog, Layer.succeed(SyncSettings, { ...defaultSyncSettings, singleSession: embeddedTestDatabase(), ...sync }))
-    ),
-    Layer.provideMerge(auth),
-    Layer.provideMerge(database),
+  ).pipe(Layer.provide(options.serviceUrl ?? Layer.empty))
+  return app.pipe(
+    Layer.provideMerge(EmulatorTest(emulator)),
+    Layer.provideMerge(options.database ?? TestDatabaseEnv),
     Layer.provideMerge(Logger.minimumLogLevel(LogLevel.Warning))
   )
 }
 
 /**
- * A fresh, migrated schema on TEST_DATABASE_URL whose connections carry their own `application_name`, so a test
- * can find (and terminate) exactly its connector's sessions among everyone else's on the database.
+ * A fresh schema of TEST_DATABASE_URL whose connections carry their own `application_name`, so a test can find (and
+ * terminate) exactly its connector's sessions among everyone else's on the database.
  */
-export const namedTestDatabase = (applicationName: (schema: string) => string) =>
-  Layer.unwrapScoped(
-    Effect.gen(function* () {
-      const url = process.env.TEST_DATABASE_URL
-      if (!url) return yield* Effect.dieMessage("namedTestDatabase needs TEST_DATABASE_URL (a real Postgres)")
-      const schema = `t_${Date.now().toString(36)}_${crypto.randomBytes(4).toString("hex")}`
-      const client = makeDatabaseLayer({
-        url: Option.some(Redacted.make(url)),
-        dataDir: "memory",
-        schema,
-        maxConnections: 12,
-        applicationName: applicationName(schema)
-      })
-      const lifecycle = Layer.scopedDiscard(
-        Effect.gen(function* () {
-          const sql = yield* SqlClient.SqlClient
-          yield* runMigrations
-          yield* Effect.addFinalizer(() => sql.unsafe(`DROP SCHEMA IF EXISTS ${schema} CASCADE`).pipe(Effect.ignore))
-        })
-      )
-      const info = Layer.succeed(TestDatabase, { url, schema, env: { DATABASE_URL: url, DB_SCHEMA: schema } })
-      return Layer.mergeAll(info, lifecycle.pipe(Layer.provideMerge(client)))
-    })
-  )
+export const namedTestDatabase = (applicationName: (schema: string) => string) => {
+  return testDatabaseAt((schema) => ({ DATABASE_APPLICATION_NAME: applicationName(schema) }))
+}
 
 const timestampColumns = new Set(jobsStream.columns.filter((c) => c.type === "timestamptz").map((c) => c.column))
 
@@ -89,7 +57,7 @@ const timestampColumns = new Set(jobsStream.columns.filter((c) => c.type === "ti
 const expectedRow = (job: JobRecord) => {
   const row: Record<string, unknown> = { id: job.id }
   for (const c of jobsStream.columns) {
-    const v = job[c.field]
+    const v = job[c.path[0]!]
     row[c.column] =
       v === null || v === undefined ? null : timestampColumns.has(c.column) ? Date.parse(v as string) : typeof v === "string" ? sanitizeText(v) : v
   }

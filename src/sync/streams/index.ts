@@ -1,4 +1,4 @@
-import type { AnyStream } from "./StreamDefinition.js"
+import type { AnyStream } from "./Stream.js"
 import { jobsStream } from "./jobs.js"
 
 /** Every stream the connector syncs, in the order a run takes them. */

@@ -1,26 +1,22 @@
 import { expect, layer } from "@effect/vitest"
 import { Effect, Layer, Option, Redacted } from "effect"
 import { Connections } from "../../../src/auth/Connections.js"
-import { ServiceSettings } from "../../../src/auth/ServiceSettings.js"
+import { OAuthClient } from "../../../src/auth/OAuthClient.js"
 import { connectionsTable } from "../../../src/cli/status.js"
 import { TokenStore } from "../../../src/auth/TokenStore.js"
 import { approveInBrowser } from "../../support/browser.js"
-import { authLayerWith, freePort, settingsEnv, settingsFor } from "../../support/connector.js"
-import { TestDatabase, TestDatabaseLive } from "../../support/database.js"
+import { AuthTest, freePort, TestSettings } from "../../support/connector.js"
+import { TestDatabase, TestDatabaseEnv } from "../../support/database.js"
 import { EmulatorTestWith, TestEmulator } from "../../support/emulator.js"
 import { runCli, spawnCli } from "../../support/cli.js"
 import { assertNoSecretsIn } from "../../support/auth.js"
 
-const Stack = Layer.unwrapEffect(Effect.map(TestEmulator, (e) => authLayerWith(settingsFor(e)))).pipe(
+const Stack = AuthTest().pipe(
   Layer.provideMerge(EmulatorTestWith(Effect.map(freePort, (port) => ({ redirectUri: `http://127.0.0.1:${port}/callback`, accounts: 3 })))),
-  Layer.provideMerge(TestDatabaseLive)
+  Layer.provideMerge(TestDatabaseEnv)
 )
 
-const cliEnv = Effect.gen(function* () {
-  const db = yield* TestDatabase
-  const settings = yield* ServiceSettings
-  return { ...db.env, ...settingsEnv(settings) }
-})
+const cliEnv = TestSettings
 
 const withHint = (url: string, accountId: string) => {
   const u = new URL(url)
@@ -35,10 +31,10 @@ const fetchPage = (url: string) =>
 
 /** Every secret a CLI run could leak: the client secret and the stored tokens. */
 const secrets = Effect.gen(function* () {
-  const settings = yield* ServiceSettings
+  const settings = yield* OAuthClient
   const emulator = yield* TestEmulator
   const store = yield* TokenStore
-  const values = [Redacted.value(settings.clientSecret), Redacted.value(settings.encryptionKey).toString("base64")]
+  const values = [Redacted.value(settings.clientSecret), (yield* TestSettings).TOKEN_ENCRYPTION_KEY!]
   for (const { accountId } of emulator.accounts) {
     const stored = yield* store.read(accountId)
     if (Option.isSome(stored)) {
@@ -65,7 +61,7 @@ layer(Stack, { excludeTestServices: true })("connect, status and disconnect comm
   it.effect("connect (PKCE): prints the URL, takes the redirect, stores the connection, prints connected <name> (<id>)", () =>
     Effect.gen(function* () {
       const acc = (yield* TestEmulator).accounts[0]!
-      const settings = yield* ServiceSettings
+      const settings = yield* OAuthClient
       const { url, landing, result } = yield* connectWithCli(acc.accountId, [])
       expect(url.searchParams.get("code_challenge_method")).toBe("S256")
       expect(url.searchParams.get("redirect_uri")).toBe(settings.redirectUri)
@@ -94,7 +90,7 @@ layer(Stack, { excludeTestServices: true })("connect, status and disconnect comm
       Effect.gen(function* () {
         const emulator = yield* TestEmulator
         const acc = emulator.accounts[2]!
-        const settings = yield* ServiceSettings
+        const settings = yield* OAuthClient
         // the admin sees the consent page (no auto-approval) and clicks Deny
         yield* emulator.admin.setApproval({ mode: "manual" })
         yield* Effect.addFinalizer(() => Effect.orDie(emulator.admin.setApproval({ mode: "auto" })))

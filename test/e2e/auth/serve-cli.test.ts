@@ -1,23 +1,23 @@
 import { expect, layer } from "@effect/vitest"
 import { Effect, Layer, Schedule } from "effect"
 import { Connections } from "../../../src/auth/Connections.js"
-import { ServiceSettings } from "../../../src/auth/ServiceSettings.js"
+import { OAuthClient } from "../../../src/auth/OAuthClient.js"
 import { approveInBrowser } from "../../support/browser.js"
-import { authLayerWith, connectAccount, freePort, settingsEnv, settingsFor } from "../../support/connector.js"
-import { TestDatabase, TestDatabaseLive } from "../../support/database.js"
+import { AuthTest, TestSettings, connectAccount, freePort } from "../../support/connector.js"
+import { TestDatabase, TestDatabaseEnv } from "../../support/database.js"
 import { EmulatorTestWith, TestEmulator } from "../../support/emulator.js"
 import { runCli, spawnCli } from "../../support/cli.js"
 
 class ServePort extends Effect.Tag("test/ServePort")<ServePort, number>() {}
 
-const Stack = Layer.unwrapEffect(Effect.map(TestEmulator, (e) => authLayerWith(settingsFor(e)))).pipe(
+const Stack = AuthTest().pipe(
   Layer.provideMerge(
     EmulatorTestWith(
       Effect.map(ServePort, (port) => ({ redirectUri: `http://127.0.0.1:${port}/oauth/callback`, accounts: 2 }))
     )
   ),
   Layer.provideMerge(Layer.effect(ServePort, freePort)),
-  Layer.provideMerge(TestDatabaseLive)
+  Layer.provideMerge(TestDatabaseEnv)
 )
 
 const get = (url: string) =>
@@ -30,7 +30,7 @@ layer(Stack, { timeout: 90_000, excludeTestServices: true })("serve and disconne
   it.scoped("`serve --port` answers probes and metrics, connects an account through /oauth/start, exits 143 on SIGTERM", () =>
     Effect.gen(function* () {
       const port = yield* ServePort
-      const env = { ...(yield* TestDatabase).env, ...settingsEnv(yield* ServiceSettings) }
+      const env = { ...(yield* TestDatabase).env, ...(yield* TestSettings) }
       const serve = yield* spawnCli(["serve", "--port", String(port), "--host", "127.0.0.1"], env)
       const base = `http://127.0.0.1:${port}`
       const health = yield* get(`${base}/healthz`).pipe(
@@ -63,7 +63,7 @@ layer(Stack, { timeout: 90_000, excludeTestServices: true })("serve and disconne
     Effect.gen(function* () {
       const { accounts } = yield* TestEmulator
       for (const a of accounts) yield* connectAccount(a.accountId)
-      const env = { ...(yield* TestDatabase).env, ...settingsEnv(yield* ServiceSettings) }
+      const env = { ...(yield* TestDatabase).env, ...(yield* TestSettings) }
       const result = yield* runCli(["disconnect", "--all"], env)
       expect(result.code, result.stderr).toBe(0)
       const all = yield* (yield* Connections).list()

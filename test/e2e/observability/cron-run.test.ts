@@ -5,9 +5,9 @@ import * as http from "node:http"
 import type { AddressInfo } from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
-import { ServiceSettings } from "../../../src/auth/ServiceSettings.js"
+import { OAuthClient } from "../../../src/auth/OAuthClient.js"
 import { runCli } from "../../support/cli.js"
-import { connectAccount, settingsEnv } from "../../support/connector.js"
+import { TestSettings, connectAccount } from "../../support/connector.js"
 import { TestDatabase } from "../../support/database.js"
 import { TestEmulator } from "../../support/emulator.js"
 import { syncHarness } from "../../support/syncHarness.js"
@@ -21,7 +21,7 @@ layer(syncHarness({ accounts: 1, jobs: 250, limits: { maxPoints: 10_000, restore
       const { accountId } = (yield* TestEmulator).accounts[0]!
       yield* connectAccount(accountId)
       const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "account-sync-metrics-")), "account_sync.prom")
-      const env = { ...(yield* TestDatabase).env, ...settingsEnv(yield* ServiceSettings), METRICS_FILE: file }
+      const env = { ...(yield* TestDatabase).env, ...(yield* TestSettings), METRICS_FILE: file }
       const result = yield* runCli(["backfill"], env)
       expect(result.code, result.stderr).toBe(0)
       const text = fs.readFileSync(file, "utf8")
@@ -55,7 +55,7 @@ layer(syncHarness({ accounts: 1, jobs: 250, limits: { maxPoints: 10_000, restore
       yield* connectAccount(accountId)
       const env = {
         ...(yield* TestDatabase).env,
-        ...settingsEnv(yield* ServiceSettings),
+        ...(yield* TestSettings),
         OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}`
       }
       const result = yield* runCli(["backfill", "--restart"], env)

@@ -4,7 +4,10 @@ import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as net from "node:net"
 import * as path from "node:path"
-import { commands } from "../../../src/cli/root.js"
+import { commands as cliCommands } from "../../../src/cli/root.js"
+import { demoCommand } from "../../../src/demo/command.js"
+
+const commands = { ...cliCommands, demo: demoCommand }
 
 const rootDir = path.resolve(import.meta.dirname, "../../..")
 const readme = fs.readFileSync(path.join(rootDir, "README.md"), "utf8")

@@ -1,9 +1,9 @@
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { ServiceSettings } from "../../../src/auth/ServiceSettings.js"
+import { OAuthClient } from "../../../src/auth/OAuthClient.js"
 import { spawnCli } from "../../support/cli.js"
-import { connectAccount, settingsEnv } from "../../support/connector.js"
+import { TestSettings, connectAccount } from "../../support/connector.js"
 import { TestDatabase } from "../../support/database.js"
 import { TestEmulator } from "../../support/emulator.js"
 import { expectWarehouseExact, syncHarness } from "../../support/syncHarness.js"
@@ -14,7 +14,7 @@ const connectedAccount = Effect.gen(function* () {
   const accountId = accounts[0]!.accountId
   const sql = yield* SqlClient.SqlClient
   yield* connectAccount(accountId)
-  const env = { ...(yield* TestDatabase).env, ...settingsEnv(yield* ServiceSettings), LOG_LEVEL: "warn" }
+  const env = { ...(yield* TestDatabase).env, ...(yield* TestSettings), LOG_LEVEL: "warn" }
   const count = Effect.map(sql<{ n: number }>`SELECT count(*)::int AS n FROM jobs WHERE account_id = ${accountId}`, (r) => r[0]!.n)
   return { accountId, sql, env, count }
 })

@@ -3,11 +3,15 @@ import { Effect, Redacted } from "effect"
 import { gql } from "graphql-tag"
 import { AccessTokens } from "../../../src/auth/AccessTokens.js"
 import { CostBudget } from "../../../src/api/CostBudget.js"
-import { AccountQuery, JobsPageQuery } from "../../../src/api/documents.js"
+import { AccountQuery } from "../../../src/api/documents.js"
+import { makeGraphqlTransport } from "../../../src/api/GraphqlTransport.js"
 import { ServiceClient } from "../../../src/api/ServiceClient.js"
+import { jobsStream } from "../../../src/sync/streams/jobs.js"
 import { connectAccount } from "../../support/connector.js"
 import { TestEmulator } from "../../support/emulator.js"
 import { syncHarness } from "../../support/syncHarness.js"
+
+const JobsPageQuery = jobsStream.document
 
 const SearchJobs = gql`
   query SearchJobs($first: Int!) {
@@ -19,13 +23,20 @@ const SearchJobs = gql`
   }
 `
 
-layer(syncHarness({ accounts: 1, jobs: 300 }), { timeout: 60_000, excludeTestServices: true })("ServiceClient against the emulator", (it) => {
+layer(syncHarness({ accounts: 1, jobs: 300 }), { timeout: 60_000, excludeTestServices: true })("GraphqlTransport and ServiceClient against the emulator", (it) => {
   const setup = Effect.gen(function* () {
     const emulator = yield* TestEmulator
     const accountId = emulator.accounts[0]!.accountId
     const tokens = yield* AccessTokens
     if ((yield* Effect.either(tokens.get(accountId)))._tag === "Left") yield* connectAccount(accountId)
-    return { ...emulator, accountId, token: yield* tokens.get(accountId), client: yield* ServiceClient }
+    const service = yield* ServiceClient
+    const transport = yield* makeGraphqlTransport
+    const client = {
+      executeWithToken: transport.executeWithToken,
+      execute: (account: string, ...rest: Parameters<typeof transport.executeWithToken> extends [unknown, ...infer R] ? R : never) =>
+        service.execute(tokens.credentials(account), ...rest)
+    }
+    return { ...emulator, accountId, token: yield* tokens.get(accountId), client }
   })
 
   it.effect("answers data with its cost; classifies 401, query errors and throttling without retrying them", () =>

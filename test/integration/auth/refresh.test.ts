@@ -1,22 +1,20 @@
 import { expect, layer } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
 import { Duration, Effect, Layer, Option, Redacted, TestClock, TestContext } from "effect"
-import { AccessTokens } from "../../../src/auth/AccessTokens.js"
-import { recheckAfterMs } from "../../../src/auth/AccessTokensLive.js"
+import { AccessTokens, recheckAfterMs } from "../../../src/auth/AccessTokens.js"
 import { Connections } from "../../../src/auth/Connections.js"
-import { ServiceSettings } from "../../../src/auth/ServiceSettings.js"
+import { OAuthClient } from "../../../src/auth/OAuthClient.js"
 import { TokenStore } from "../../../src/auth/TokenStore.js"
-import { makeDatabaseLayer } from "../../../src/db/Database.js"
-import { authLayerWith, connectAccount, settingsFor } from "../../support/connector.js"
-import { embeddedTestDatabase, TestDatabase, TestDatabaseLive } from "../../support/database.js"
+import { AuthTest, authLayerFor, connectAccount, TestSettings } from "../../support/connector.js"
+import { embeddedTestDatabase, TestDatabase, TestDatabaseEnv } from "../../support/database.js"
 import { EmulatorTest, TestEmulator } from "../../support/emulator.js"
 import { assertNoSecretsIn, makeLogCapture } from "../../support/auth.js"
 
 const logs = makeLogCapture()
 const emulatorLayer = EmulatorTest({ rotation: true, accounts: 5 })
-const Stack = Layer.unwrapEffect(Effect.map(TestEmulator, (emulator) => authLayerWith(settingsFor(emulator)))).pipe(
+const Stack = AuthTest().pipe(
   Layer.provideMerge(emulatorLayer),
-  Layer.provideMerge(TestDatabaseLive),
+  Layer.provideMerge(TestDatabaseEnv),
   Layer.provideMerge(logs.layer)
 )
 
@@ -97,12 +95,8 @@ layer(Stack, { excludeTestServices: true })("access tokens: single-flight refres
       yield* connectAccount(accountId)
       const db = yield* TestDatabase
       const emulator = yield* TestEmulator
-      const settings = yield* ServiceSettings
-      const processB = yield* Layer.build(
-        authLayerWith(settings).pipe(
-          Layer.provide(makeDatabaseLayer({ url: Option.some(Redacted.make(db.url)), dataDir: "memory", schema: db.schema, maxConnections: 4 }))
-        )
-      )
+      // the same settings, its own layers and pool: another process
+      const processB = yield* Layer.build(authLayerFor(yield* TestSettings))
       const tokensA = yield* AccessTokens
       const before = yield* refreshes(accountId)
       const stale = yield* nearExpiry(accountId)
@@ -181,7 +175,7 @@ layer(Stack, { excludeTestServices: true })("access tokens: single-flight refres
       const other = yield* tokens.refreshAfterRejection(otherId, yield* tokens.get(otherId))
       remember(other)
       expect(Option.getOrThrow(yield* (yield* Connections).get(otherId)).status).toBe("active")
-      expect((yield* (yield* Connections).listActive()).map((c) => c.accountId)).not.toContain(revokedId)
+      expect((yield* (yield* Connections).list()).filter((c) => c.status === "active").map((c) => c.accountId)).not.toContain(revokedId)
     })
   )
 
@@ -201,8 +195,7 @@ layer(Stack, { excludeTestServices: true })("access tokens: single-flight refres
       const injected = (f: typeof faultsAfter) => f.error + f.drop + f.truncate
       expect(injected(faultsAfter) - injected(faultsBefore)).toBe(3)
 
-      const settings = yield* ServiceSettings
-      const unreachable = authLayerWith({ ...settings, baseUrl: "http://127.0.0.1:9" }).pipe(Layer.provide(Layer.succeedContext(yield* Effect.context<never>())))
+      const unreachable = authLayerFor({ ...(yield* TestSettings), SERVICE_BASE_URL: "http://127.0.0.1:9" })
       const failure = yield* Effect.flip(
         Effect.flatMap(AccessTokens, (t) => t.refreshAfterRejection(accountId, fresh)).pipe(Effect.provide(unreachable))
       )
@@ -213,7 +206,7 @@ layer(Stack, { excludeTestServices: true })("access tokens: single-flight refres
 
   it.effect("no log line contains a token or the client secret", () =>
     Effect.gen(function* () {
-      const settings = yield* ServiceSettings
+      const settings = yield* OAuthClient
       expect(seen.size).toBeGreaterThan(5)
       expect(logs.lines.length).toBeGreaterThan(0)
       yield* assertNoSecretsIn(logs.lines, [Redacted.value(settings.clientSecret), ...seen])

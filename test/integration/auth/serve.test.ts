@@ -3,12 +3,12 @@ import { expect, layer } from "@effect/vitest"
 import { Context, Duration, Effect, Exit, Layer, Option, Redacted, Schedule } from "effect"
 import * as crypto from "node:crypto"
 import { Connections } from "../../../src/auth/Connections.js"
-import { ServiceSettings } from "../../../src/auth/ServiceSettings.js"
+import { OAuthClient } from "../../../src/auth/OAuthClient.js"
 import { TokenStore } from "../../../src/auth/TokenStore.js"
 import { authServer } from "../../../src/http/Server.js"
 import { approveInBrowser } from "../../support/browser.js"
-import { authLayerWith, connectAccount, freePort, settingsFor } from "../../support/connector.js"
-import { TestDatabaseLive } from "../../support/database.js"
+import { AuthTest, connectAccount, freePort } from "../../support/connector.js"
+import { TestDatabaseEnv } from "../../support/database.js"
 import { EmulatorTest, TestEmulator } from "../../support/emulator.js"
 import { assertNoSecretsIn, makeLogCapture } from "../../support/auth.js"
 
@@ -20,11 +20,11 @@ const Stack = Layer.unwrapEffect(
     const port = yield* freePort
     const base = `http://127.0.0.1:${port}`
     const emulator = EmulatorTest({ redirectUri: `${base}/oauth/callback`, webhookUrl: `${base}/webhooks`, accounts: 4 })
-    const auth = Layer.unwrapEffect(Effect.map(TestEmulator, (e) => authLayerWith(settingsFor(e))))
+    const auth = AuthTest()
     return authServer({ port, host: "127.0.0.1" }).pipe(
       Layer.provideMerge(auth),
       Layer.provideMerge(emulator),
-      Layer.provideMerge(TestDatabaseLive),
+      Layer.provideMerge(TestDatabaseEnv),
       Layer.provideMerge(Layer.succeed(ServeBase, base)),
       Layer.provideMerge(logs.layer)
     )
@@ -75,7 +75,7 @@ layer(Stack, { excludeTestServices: true })("serve: /oauth/start, /oauth/callbac
   it.effect("connect with PKCE: start -> consent -> callback stores an active connection; the callback cannot be replayed", () =>
     Effect.gen(function* () {
       const acc = yield* account(0)
-      const settings = yield* ServiceSettings
+      const settings = yield* OAuthClient
       const { authorizeUrl, callbackUrl, landing } = yield* connectThroughServe(acc.accountId, "/oauth/start")
       expect(authorizeUrl.searchParams.get("client_id")).toBe(settings.clientId)
       expect(authorizeUrl.searchParams.get("redirect_uri")).toBe(settings.redirectUri)
@@ -110,7 +110,7 @@ layer(Stack, { excludeTestServices: true })("serve: /oauth/start, /oauth/callbac
     Effect.gen(function* () {
       const acc = yield* account(2)
       const emulator = yield* TestEmulator
-      const settings = yield* ServiceSettings
+      const settings = yield* OAuthClient
       // what the marketplace's Connect button opens
       const url = new URL(`${emulator.baseUrl}/api/oauth/authorize`)
       url.searchParams.set("response_type", "code")
@@ -187,7 +187,7 @@ layer(Stack, { excludeTestServices: true })("serve: /oauth/start, /oauth/callbac
   it.effect("POST /webhooks: unsigned, forged and malformed bodies get 401/400 and change nothing", () =>
     Effect.gen(function* () {
       const base = yield* ServeBase
-      const settings = yield* ServiceSettings
+      const settings = yield* OAuthClient
       const emulator = yield* TestEmulator
       const acc = yield* account(1)
       const body = JSON.stringify({
@@ -219,7 +219,7 @@ layer(Stack, { excludeTestServices: true })("serve: /oauth/start, /oauth/callbac
 
   it.effect("no log line contains a token or the client secret", () =>
     Effect.gen(function* () {
-      const settings = yield* ServiceSettings
+      const settings = yield* OAuthClient
       expect(logs.lines.some((l) => l.includes("connected"))).toBe(true)
       expect(logs.lines.some((l) => l.includes("APP_DISCONNECT"))).toBe(true)
       yield* assertNoSecretsIn(logs.lines, [Redacted.value(settings.clientSecret)])

@@ -8,16 +8,20 @@ import { decryptWith, encryptWith, TokenCipherLive } from "../../../src/auth/Tok
 import type { IssuedTokens } from "../../../src/auth/TokenEndpoint.js"
 import { TokenStore, TokenStoreLive } from "../../../src/auth/TokenStore.js"
 import { authorizationUrl, codeChallenge, newCodeVerifier } from "../../../src/auth/Authorization.js"
-import { authLayerWith } from "../../support/connector.js"
-import { TestDatabaseLive } from "../../support/database.js"
+import { TestDatabase, TestDatabaseLive } from "../../support/database.js"
 import { AccessTokens } from "../../../src/auth/AccessTokens.js"
-import { offlineSettings, settingsLayer } from "../../support/auth.js"
+import { offlineEnv } from "../../support/auth.js"
+import { withEnv } from "../../support/config.js"
+import { authLayerFor } from "../../support/connector.js"
+import { OAuthClient } from "../../../src/auth/OAuthClient.js"
+import { TokenKey } from "../../../src/auth/TokenKey.js"
 
-const settings = offlineSettings()
+const env = offlineEnv()
+const settingsLayer = Layer.mergeAll(OAuthClient.layer, TokenKey.layer).pipe(Layer.provide(withEnv(env)))
 const Stack = Layer.mergeAll(ConnectionsLive, PendingFlowsLive).pipe(
   Layer.provideMerge(TokenStoreLive),
   Layer.provideMerge(TokenCipherLive),
-  Layer.provideMerge(settingsLayer(settings)),
+  Layer.provideMerge(settingsLayer),
   Layer.provideMerge(TestDatabaseLive)
 )
 
@@ -100,7 +104,7 @@ layer(Stack)("token store and connections (Postgres)", (it) => {
       expect(Option.map(stored, (s) => Redacted.value(s.accessToken))).toEqual(Option.some("plain-access-AAAA"))
 
       // a process configured with another key: a plain error naming the key, never a token
-      const wrongKeyStack = authLayerWith(offlineSettings({ encryptionKey: otherKey })).pipe(Layer.provide(Layer.succeed(SqlClient.SqlClient, sql)))
+      const wrongKeyStack = authLayerFor({ ...(yield* TestDatabase).env, ...offlineEnv({ TOKEN_ENCRYPTION_KEY: Redacted.value(otherKey).toString("base64") }) })
       const exit = yield* Effect.exit(Effect.flatMap(AccessTokens, (t) => t.get("acc-enc")).pipe(Effect.provide(wrongKeyStack)))
       const defect = Exit.isFailure(exit) ? Cause.dieOption(exit.cause) : Option.none()
       expect(Option.map(defect, (d) => (d as { _tag: string })._tag)).toEqual(Option.some("TokenKeyMismatch"))
@@ -131,12 +135,12 @@ layer(Stack)("token store and connections (Postgres)", (it) => {
       const connections = yield* Connections
       const store = yield* TokenStore
       yield* connections.activate({ accountId: "acc-sm", accountName: "Old name", scopes: ["read_jobs", "read_clients"], tokens: issued("a", "r") })
-      expect((yield* connections.listActive()).map((c) => c.accountId)).toContain("acc-sm")
+      expect((yield* connections.list()).filter((c) => c.status === "active").map((c) => c.accountId)).toContain("acc-sm")
 
       yield* connections.markRevoked("acc-sm", "refresh refused: invalid_grant")
       let c = Option.getOrThrow(yield* connections.get("acc-sm"))
       expect([c.status, c.statusReason]).toEqual(["revoked", "refresh refused: invalid_grant"])
-      expect((yield* connections.listActive()).map((c) => c.accountId)).not.toContain("acc-sm")
+      expect((yield* connections.list()).filter((c) => c.status === "active").map((c) => c.accountId)).not.toContain("acc-sm")
 
       c = yield* connections.activate({ accountId: "acc-sm", accountName: "New name", scopes: ["read_jobs"], tokens: issued("a2", "r2") })
       expect([c.status, c.statusReason, c.accountName, c.scopes]).toEqual(["active", null, "New name", ["read_jobs"]])

@@ -2,13 +2,13 @@ import { expect, layer } from "@effect/vitest"
 import { Duration, Effect, Layer, Option, Redacted, Schedule, TestClock, TestContext } from "effect"
 import { AccessTokens } from "../../../src/auth/AccessTokens.js"
 import { Connections } from "../../../src/auth/Connections.js"
-import { ServiceSettings } from "../../../src/auth/ServiceSettings.js"
+import { OAuthClient } from "../../../src/auth/OAuthClient.js"
 import { TokenStore } from "../../../src/auth/TokenStore.js"
 import { disconnectAccounts } from "../../../src/cli/disconnect.js"
 import { connectionJson } from "../../../src/cli/status.js"
 import { authServer } from "../../../src/http/Server.js"
-import { authLayerWith, connectAccount, freePort, settingsEnv, settingsFor } from "../../support/connector.js"
-import { TestDatabase, TestDatabaseLive } from "../../support/database.js"
+import { AuthTest, authLayerFor, connectAccount, freePort, TestSettings } from "../../support/connector.js"
+import { TestDatabase, TestDatabaseEnv } from "../../support/database.js"
 import { EmulatorTest, TestEmulator } from "../../support/emulator.js"
 import { runCli } from "../../support/cli.js"
 import { assertNoSecretsIn, makeLogCapture } from "../../support/auth.js"
@@ -19,11 +19,11 @@ const Stack = Layer.unwrapEffect(
     const port = yield* freePort
     const base = `http://127.0.0.1:${port}`
     const emulator = EmulatorTest({ redirectUri: `${base}/oauth/callback`, webhookUrl: `${base}/webhooks`, accounts: 6 })
-    const auth = Layer.unwrapEffect(Effect.map(TestEmulator, (e) => authLayerWith(settingsFor(e))))
+    const auth = AuthTest()
     return authServer({ port, host: "127.0.0.1" }).pipe(
       Layer.provideMerge(auth),
       Layer.provideMerge(emulator),
-      Layer.provideMerge(TestDatabaseLive),
+      Layer.provideMerge(TestDatabaseEnv),
       Layer.provideMerge(logs.layer)
     )
   })
@@ -99,8 +99,7 @@ layer(Stack, { excludeTestServices: true })("every spec transition that ends tok
   it.effect("regenerated secret: the old one is a configuration error that destroys nothing; with the new one -> revoked", () =>
     Effect.gen(function* () {
       const emulator = yield* TestEmulator
-      const db = yield* TestDatabase
-      const settings = yield* ServiceSettings
+      const settings = yield* OAuthClient
       const a5 = (yield* ids)[5]!
       const { clientSecret } = yield* emulator.admin.regenerateSecret(emulator.app.clientId)
 
@@ -110,12 +109,12 @@ layer(Stack, { excludeTestServices: true })("every spec transition that ends tok
       expect((yield* statusJson).get(a5)!.status).toBe("active")
       expect(Option.isSome(yield* (yield* TokenStore).read(a5))).toBe(true)
 
-      const corrected = { ...settings, clientSecret: Redacted.make(clientSecret) }
-      const afterFix = yield* getAtExpiry(a5).pipe(Effect.provide(authLayerWith(corrected)))
+      const corrected = { ...(yield* TestSettings), SERVICE_CLIENT_SECRET: clientSecret }
+      const afterFix = yield* getAtExpiry(a5).pipe(Effect.provide(authLayerFor(corrected)))
       expect(afterFix._tag === "Left" && afterFix.left._tag).toBe("TokenRefused")
 
       // what the operator sees: `status --json` from the CLI with the corrected configuration
-      const cli = yield* runCli(["status", "--json"], { ...db.env, ...settingsEnv(corrected) })
+      const cli = yield* runCli(["status", "--json"], corrected)
       expect(cli.code).toBe(0)
       const rows = new Map((JSON.parse(cli.stdout) as Array<{ accountId: string; status: string; reason: string | null }>).map((r) => [r.accountId, r]))
       const all = yield* ids
@@ -126,7 +125,7 @@ layer(Stack, { excludeTestServices: true })("every spec transition that ends tok
 
   it.effect("no log line contains a token or a client secret", () =>
     Effect.gen(function* () {
-      const settings = yield* ServiceSettings
+      const settings = yield* OAuthClient
       expect(logs.lines.length).toBeGreaterThan(0)
       yield* assertNoSecretsIn(logs.lines, [Redacted.value(settings.clientSecret)])
     })

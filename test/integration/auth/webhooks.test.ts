@@ -7,15 +7,19 @@ import { DisconnectEvents, DisconnectEventsLive } from "../../../src/auth/Discon
 import { TokenCipherLive } from "../../../src/auth/TokenCipher.js"
 import { TokenStore, TokenStoreLive } from "../../../src/auth/TokenStore.js"
 import { TestDatabaseLive } from "../../support/database.js"
-import { offlineSettings, settingsLayer } from "../../support/auth.js"
+import { offlineEnv } from "../../support/auth.js"
+import { withEnv } from "../../support/config.js"
+import { OAuthClient } from "../../../src/auth/OAuthClient.js"
+import { TokenKey } from "../../../src/auth/TokenKey.js"
 
-const settings = offlineSettings()
-const secret = Redacted.value(settings.clientSecret)
+const env = offlineEnv()
+const secret = env.SERVICE_CLIENT_SECRET!
+const settingsLayer = Layer.mergeAll(OAuthClient.layer, TokenKey.layer).pipe(Layer.provide(withEnv(env)))
 const Stack = DisconnectEventsLive.pipe(
   Layer.provideMerge(ConnectionsLive),
   Layer.provideMerge(TokenStoreLive),
   Layer.provideMerge(TokenCipherLive),
-  Layer.provideMerge(settingsLayer(settings)),
+  Layer.provideMerge(settingsLayer),
   Layer.provideMerge(TestDatabaseLive)
 )
 

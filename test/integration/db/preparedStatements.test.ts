@@ -5,6 +5,7 @@ import * as crypto from "node:crypto"
 import { makeDatabaseLayer } from "../../../src/db/Database.js"
 import { runMigrations } from "../../../src/db/Migrations.js"
 import { jobsStream } from "../../../src/sync/streams/jobs.js"
+import { Checkpoints, CheckpointsLive } from "../../../src/sync/Checkpoints.js"
 import { Warehouse, WarehouseLive } from "../../../src/sync/Warehouse.js"
 import { job, landed } from "../../support/jobFixtures.js"
 
@@ -20,16 +21,16 @@ const oneSession = (prepareStatements: boolean) => {
       Effect.flatMap(SqlClient.SqlClient, (sql) => Effect.addFinalizer(() => sql.unsafe(`DROP SCHEMA IF EXISTS ${schema} CASCADE`).pipe(Effect.ignore)))
     )
   )
-  return WarehouseLive.pipe(Layer.provideMerge(migrated), Layer.provideMerge(database))
+  return WarehouseLive.pipe(Layer.provideMerge(CheckpointsLive), Layer.provideMerge(migrated), Layer.provideMerge(database))
 }
 
 const landThreePages = Effect.gen(function* () {
   const warehouse = yield* Warehouse
   const sql = yield* SqlClient.SqlClient
-  yield* warehouse.beginPass("acc-prep", jobsStream, "full")
+  yield* (yield* Checkpoints).begin("acc-prep", jobsStream, "full")
   for (const n of [1, 2, 3]) {
     const nodes = landed([job(n)])
-    yield* warehouse.landPage({ accountId: "acc-prep", stream: jobsStream, kind: "full", nodes, endCursor: `c${n}`, finishesPass: false, highWaterMark: null })
+    yield* warehouse.land({ accountId: "acc-prep", stream: jobsStream, kind: "full", nodes, endCursor: `c${n}`, finishesPass: false, highWaterMark: null })
   }
   const landedRows = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM jobs WHERE account_id = 'acc-prep'`
   const prepared = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_prepared_statements WHERE statement LIKE '%jsonb_to_record%'`

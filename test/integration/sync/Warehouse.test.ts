@@ -3,11 +3,12 @@ import { expect, layer } from "@effect/vitest"
 import { Effect, Fiber, Layer, Option, TestClock, TestServices } from "effect"
 import { isConnectionLost } from "../../../src/db/connectionRetry.js"
 import { jobsStream } from "../../../src/sync/streams/jobs.js"
+import { Checkpoints, CheckpointsLive } from "../../../src/sync/Checkpoints.js"
 import { Warehouse, WarehouseLive } from "../../../src/sync/Warehouse.js"
 import { embeddedTestDatabase, TestDatabaseLive } from "../../support/database.js"
 import { job, landed } from "../../support/jobFixtures.js"
 
-const TestLayer = WarehouseLive.pipe(Layer.provideMerge(TestDatabaseLive))
+const TestLayer = WarehouseLive.pipe(Layer.provideMerge(CheckpointsLive), Layer.provideMerge(TestDatabaseLive))
 
 const page = (accountId: string, nodes: ReturnType<typeof landed>, options: { cursor?: string; last?: boolean; kind?: "full" | "incremental" } = {}) => ({
   accountId,
@@ -24,19 +25,20 @@ layer(TestLayer)("Warehouse", (it) => {
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
       const warehouse = yield* Warehouse
-      yield* warehouse.beginPass("acc-1", jobsStream, "full")
-      const first = yield* warehouse.landPage(page("acc-1", landed([job(1), job(2), job(3)]), { cursor: "c1" }))
+      const checkpoints = yield* Checkpoints
+      yield* checkpoints.begin("acc-1", jobsStream, "full")
+      const first = yield* warehouse.land(page("acc-1", landed([job(1), job(2), job(3)]), { cursor: "c1" }))
       expect(first).toEqual({ written: 3, deleted: 0 })
-      const cp = yield* warehouse.checkpoint("acc-1", "jobs")
+      const cp = yield* checkpoints.read("acc-1", "jobs")
       expect(Option.getOrThrow(cp).cursor).toBe("c1")
       const before = yield* sql<{ id: string; xmin: string }>`SELECT id, xmin::text FROM jobs WHERE account_id = 'acc-1' ORDER BY id`
 
-      const again = yield* warehouse.landPage(page("acc-1", landed([job(1), job(2, { title: "renamed" }), job(3)]), { cursor: "c2" }))
+      const again = yield* warehouse.land(page("acc-1", landed([job(1), job(2, { title: "renamed" }), job(3)]), { cursor: "c2" }))
       expect(again.written).toBe(1)
       const after = yield* sql<{ id: string; xmin: string; title: string }>`SELECT id, xmin::text, title FROM jobs WHERE account_id = 'acc-1' ORDER BY id`
       expect(after.map((r) => r.xmin === before.find((b) => b.id === r.id)!.xmin)).toEqual([true, false, true])
       expect(after.map((r) => r.title)).toEqual(["Job 1", "renamed", "Job 3"])
-      expect(Option.getOrThrow(yield* warehouse.checkpoint("acc-1", "jobs")).cursor).toBe("c2")
+      expect(Option.getOrThrow(yield* checkpoints.read("acc-1", "jobs")).cursor).toBe("c2")
 
       const row = (yield* sql<Record<string, unknown>>`SELECT * FROM jobs WHERE account_id = 'acc-1' AND id = ${job(1).id}`)[0]!
       expect(row.job_number).toBe(1)
@@ -52,9 +54,10 @@ layer(TestLayer)("Warehouse", (it) => {
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
       const warehouse = yield* Warehouse
-      yield* warehouse.beginPass("acc-nul", jobsStream, "full")
+      const checkpoints = yield* Checkpoints
+      yield* checkpoints.begin("acc-nul", jobsStream, "full")
       const nasty = job(7, { title: "before\u0000after", instructions: "x\u0000", defaultVisitTitle: "lone \uD800 surrogate" })
-      expect(yield* warehouse.landPage(page("acc-nul", landed([nasty]), { cursor: "c" }))).toEqual({ written: 1, deleted: 0 })
+      expect(yield* warehouse.land(page("acc-nul", landed([nasty]), { cursor: "c" }))).toEqual({ written: 1, deleted: 0 })
       const [row] = yield* sql<{ title: string; instructions: string; default_visit_title: string; raw: Record<string, unknown> }>`
         SELECT title, instructions, default_visit_title, raw FROM jobs WHERE account_id = 'acc-nul'`
       expect(row!.title).toBe("before\uFFFDafter")
@@ -62,7 +65,7 @@ layer(TestLayer)("Warehouse", (it) => {
       expect(row!.default_visit_title).toBe("lone \uFFFD surrogate")
       expect(row!.raw.title).toBe("before\\u0000after")
       // landing it again changes nothing: the comparison is made on the stored (sanitized) form
-      expect((yield* warehouse.landPage(page("acc-nul", landed([nasty]), { cursor: "c" }))).written).toBe(0)
+      expect((yield* warehouse.land(page("acc-nul", landed([nasty]), { cursor: "c" }))).written).toBe(0)
     })
   )
 
@@ -70,15 +73,16 @@ layer(TestLayer)("Warehouse", (it) => {
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
       const warehouse = yield* Warehouse
+      const checkpoints = yield* Checkpoints
       const bodyOf = (...nodes: ReadonlyArray<Record<string, unknown>>) => JSON.stringify({ data: { jobs: { nodes, pageInfo: { hasNextPage: true, endCursor: "x" } } }, extensions: {} })
       const rowsOf = (account: string) =>
         sql<Record<string, unknown>>`SELECT * FROM jobs WHERE account_id = ${account} ORDER BY id`.pipe(
           Effect.map((rows) => rows.map(({ account_id: _, synced_at: __, first_seen_at: ___, ...row }) => row))
         )
       const nodes = landed([job(1), job(2, { title: null, total: 12.5 })])
-      for (const account of ["acc-bodies", "acc-nodes"]) yield* warehouse.beginPass(account, jobsStream, "full")
-      const viaBodies = yield* warehouse.landPage({ ...page("acc-bodies", nodes, { cursor: "c2" }), bodies: [bodyOf(job(1)), bodyOf(job(2, { title: null, total: 12.5 }))] })
-      const viaNodes = yield* warehouse.landPage(page("acc-nodes", nodes, { cursor: "c2" }))
+      for (const account of ["acc-bodies", "acc-nodes"]) yield* checkpoints.begin(account, jobsStream, "full")
+      const viaBodies = yield* warehouse.land({ ...page("acc-bodies", nodes, { cursor: "c2" }), bodies: [bodyOf(job(1)), bodyOf(job(2, { title: null, total: 12.5 }))] })
+      const viaNodes = yield* warehouse.land(page("acc-nodes", nodes, { cursor: "c2" }))
       expect(viaBodies).toEqual({ written: 2, deleted: 0 })
       expect(viaNodes).toEqual(viaBodies)
       expect(yield* rowsOf("acc-bodies")).toEqual(yield* rowsOf("acc-nodes"))
@@ -86,14 +90,14 @@ layer(TestLayer)("Warehouse", (it) => {
 
       // Postgres refuses \u0000 in jsonb: such a page is sanitized node by node instead
       const nasty = job(7, { title: "before\u0000after" })
-      yield* warehouse.beginPass("acc-bodies-nul", jobsStream, "full")
-      yield* warehouse.landPage({ ...page("acc-bodies-nul", landed([nasty]), { cursor: "c" }), bodies: [bodyOf(nasty)] })
+      yield* checkpoints.begin("acc-bodies-nul", jobsStream, "full")
+      yield* warehouse.land({ ...page("acc-bodies-nul", landed([nasty]), { cursor: "c" }), bodies: [bodyOf(nasty)] })
       expect((yield* rowsOf("acc-bodies-nul"))[0]!.title).toBe("before\uFFFDafter")
 
       // the same id twice (a repeat across two pages of a batch): one row, the later node, not the bodies
-      yield* warehouse.beginPass("acc-bodies-dup", jobsStream, "full")
+      yield* checkpoints.begin("acc-bodies-dup", jobsStream, "full")
       const twice = landed([job(3), job(3, { title: "seen again" })])
-      const result = yield* warehouse.landPage({ ...page("acc-bodies-dup", twice, { cursor: "c" }), bodies: [bodyOf(job(3)), bodyOf(job(3, { title: "seen again" }))] })
+      const result = yield* warehouse.land({ ...page("acc-bodies-dup", twice, { cursor: "c" }), bodies: [bodyOf(job(3)), bodyOf(job(3, { title: "seen again" }))] })
       expect(result.written).toBe(1)
       expect((yield* rowsOf("acc-bodies-dup")).map((r) => r.title)).toEqual(["seen again"])
     })
@@ -103,9 +107,10 @@ layer(TestLayer)("Warehouse", (it) => {
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
       const warehouse = yield* Warehouse
+      const checkpoints = yield* Checkpoints
       for (const account of ["acc-a", "acc-b"]) {
-        yield* warehouse.beginPass(account, jobsStream, "full")
-        yield* warehouse.landPage(page(account, landed([job(42, { title: `in ${account}` })]), { cursor: "c" }))
+        yield* checkpoints.begin(account, jobsStream, "full")
+        yield* warehouse.land(page(account, landed([job(42, { title: `in ${account}` })]), { cursor: "c" }))
       }
       const rows = yield* sql<{ account_id: string; title: string }>`
         SELECT account_id, title FROM jobs WHERE id = ${job(42).id} ORDER BY account_id`
@@ -117,26 +122,27 @@ layer(TestLayer)("Warehouse", (it) => {
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
       const warehouse = yield* Warehouse
+      const checkpoints = yield* Checkpoints
       const deletedOf = () =>
         sql<{ id: string; deleted: boolean }>`SELECT id, deleted_at IS NOT NULL AS deleted FROM jobs WHERE account_id = 'acc-sweep' ORDER BY job_number`
-      yield* warehouse.beginPass("acc-sweep", jobsStream, "full")
-      yield* warehouse.landPage(page("acc-sweep", landed([job(1), job(2)]), { cursor: "c1" }))
-      yield* warehouse.landPage(page("acc-sweep", landed([job(3)]), { cursor: "c2", last: true }))
+      yield* checkpoints.begin("acc-sweep", jobsStream, "full")
+      yield* warehouse.land(page("acc-sweep", landed([job(1), job(2)]), { cursor: "c1" }))
+      yield* warehouse.land(page("acc-sweep", landed([job(3)]), { cursor: "c2", last: true }))
       expect((yield* deletedOf()).map((r) => r.deleted)).toEqual([false, false, false])
-      const done = Option.getOrThrow(yield* warehouse.checkpoint("acc-sweep", "jobs"))
+      const done = Option.getOrThrow(yield* checkpoints.read("acc-sweep", "jobs"))
       expect(done.passKind).toBeNull()
       expect(done.lastFullPassAt).not.toBeNull()
       expect(done.highWaterMark?.toISOString()).toBe("2025-01-01T00:03:00.000Z")
 
       // second pass: job 2 is gone; the unchanged jobs 1 and 3 are not rewritten, yet count as seen
-      yield* warehouse.beginPass("acc-sweep", jobsStream, "full")
-      yield* warehouse.landPage(page("acc-sweep", landed([job(1)]), { cursor: "c1" }))
-      const end = yield* warehouse.landPage(page("acc-sweep", landed([job(3)]), { cursor: "c2", last: true }))
+      yield* checkpoints.begin("acc-sweep", jobsStream, "full")
+      yield* warehouse.land(page("acc-sweep", landed([job(1)]), { cursor: "c1" }))
+      const end = yield* warehouse.land(page("acc-sweep", landed([job(3)]), { cursor: "c2", last: true }))
       expect(end).toEqual({ written: 0, deleted: 1 })
       expect((yield* deletedOf()).map((r) => r.deleted)).toEqual([false, true, false])
 
-      yield* warehouse.beginPass("acc-sweep", jobsStream, "full")
-      const back = yield* warehouse.landPage(page("acc-sweep", landed([job(1), job(2), job(3)]), { cursor: "c9", last: true }))
+      yield* checkpoints.begin("acc-sweep", jobsStream, "full")
+      const back = yield* warehouse.land(page("acc-sweep", landed([job(1), job(2), job(3)]), { cursor: "c9", last: true }))
       expect(back).toEqual({ written: 1, deleted: 0 })
       expect((yield* deletedOf()).map((r) => r.deleted)).toEqual([false, false, false])
     })
@@ -146,19 +152,20 @@ layer(TestLayer)("Warehouse", (it) => {
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
       const warehouse = yield* Warehouse
+      const checkpoints = yield* Checkpoints
       const seenCount = () =>
         Effect.map(sql<{ n: number }>`SELECT count(*)::int AS n FROM sync_pass_seen WHERE account_id = 'acc-first'`, (r) => r[0]!.n)
-      yield* warehouse.beginPass("acc-first", jobsStream, "full")
-      yield* warehouse.landPage(page("acc-first", landed([job(1), job(2)]), { cursor: "c1" }))
+      yield* checkpoints.begin("acc-first", jobsStream, "full")
+      yield* warehouse.land(page("acc-first", landed([job(1), job(2)]), { cursor: "c1" }))
       expect(yield* seenCount()).toBe(0)
       // resumed after an interruption, it still records none, and its end has nothing to sweep
-      expect((yield* warehouse.beginPass("acc-first", jobsStream, "full")).resumed).toBe(true)
-      expect(yield* warehouse.landPage(page("acc-first", landed([job(3)]), { cursor: "c2", last: true }))).toEqual({ written: 1, deleted: 0 })
+      expect((yield* checkpoints.begin("acc-first", jobsStream, "full")).resumed).toBe(true)
+      expect(yield* warehouse.land(page("acc-first", landed([job(3)]), { cursor: "c2", last: true }))).toEqual({ written: 1, deleted: 0 })
 
-      yield* warehouse.beginPass("acc-first", jobsStream, "full")
-      yield* warehouse.landPage(page("acc-first", landed([job(1), job(3)]), { cursor: "c1" }))
+      yield* checkpoints.begin("acc-first", jobsStream, "full")
+      yield* warehouse.land(page("acc-first", landed([job(1), job(3)]), { cursor: "c1" }))
       expect(yield* seenCount()).toBe(2)
-      expect(yield* warehouse.landPage(page("acc-first", landed([]), { last: true }))).toEqual({ written: 0, deleted: 1 })
+      expect(yield* warehouse.land(page("acc-first", landed([]), { last: true }))).toEqual({ written: 0, deleted: 1 })
       expect(yield* seenCount()).toBe(0)
     })
   )
@@ -166,11 +173,12 @@ layer(TestLayer)("Warehouse", (it) => {
   it.effect("a full pass in progress resumes from its cursor; restart forgets it", () =>
     Effect.gen(function* () {
       const warehouse = yield* Warehouse
-      yield* warehouse.beginPass("acc-resume", jobsStream, "full")
-      yield* warehouse.landPage(page("acc-resume", landed([job(1)]), { cursor: "after-1" }))
-      const resumed = yield* warehouse.beginPass("acc-resume", jobsStream, "full")
+      const checkpoints = yield* Checkpoints
+      yield* checkpoints.begin("acc-resume", jobsStream, "full")
+      yield* warehouse.land(page("acc-resume", landed([job(1)]), { cursor: "after-1" }))
+      const resumed = yield* checkpoints.begin("acc-resume", jobsStream, "full")
       expect([resumed.resumed, resumed.cursor]).toEqual([true, "after-1"])
-      const restarted = yield* warehouse.beginPass("acc-resume", jobsStream, "full", { restart: true })
+      const restarted = yield* checkpoints.begin("acc-resume", jobsStream, "full", { restart: true })
       expect([restarted.resumed, restarted.cursor]).toEqual([false, null])
     })
   )
@@ -178,14 +186,15 @@ layer(TestLayer)("Warehouse", (it) => {
   it.effect("an incremental pass moves the high-water mark only when it ends", () =>
     Effect.gen(function* () {
       const warehouse = yield* Warehouse
-      yield* warehouse.beginPass("acc-inc", jobsStream, "full")
-      yield* warehouse.landPage(page("acc-inc", landed([job(1)]), { cursor: "c", last: true }))
-      const hwm = () => Effect.map(warehouse.checkpoint("acc-inc", "jobs"), (c) => Option.getOrThrow(c).highWaterMark?.toISOString())
+      const checkpoints = yield* Checkpoints
+      yield* checkpoints.begin("acc-inc", jobsStream, "full")
+      yield* warehouse.land(page("acc-inc", landed([job(1)]), { cursor: "c", last: true }))
+      const hwm = () => Effect.map(checkpoints.read("acc-inc", "jobs"), (c) => Option.getOrThrow(c).highWaterMark?.toISOString())
       expect(yield* hwm()).toBe("2025-01-01T00:01:00.000Z")
-      yield* warehouse.beginPass("acc-inc", jobsStream, "incremental")
-      yield* warehouse.landPage(page("acc-inc", landed([job(50)]), { cursor: "i1", kind: "incremental" }))
+      yield* checkpoints.begin("acc-inc", jobsStream, "incremental")
+      yield* warehouse.land(page("acc-inc", landed([job(50)]), { cursor: "i1", kind: "incremental" }))
       expect(yield* hwm()).toBe("2025-01-01T00:01:00.000Z")
-      yield* warehouse.landPage(page("acc-inc", landed([job(50), job(2)]), { cursor: "i2", kind: "incremental", last: true }))
+      yield* warehouse.land(page("acc-inc", landed([job(50), job(2)]), { cursor: "i2", kind: "incremental", last: true }))
       expect(yield* hwm()).toBe("2025-01-01T00:50:00.000Z")
     })
   )
@@ -194,11 +203,12 @@ layer(TestLayer)("Warehouse", (it) => {
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
       const warehouse = yield* Warehouse
+      const checkpoints = yield* Checkpoints
       // an earlier pass left a row: this pass records the ids it sees
-      yield* warehouse.beginPass("acc-crash", jobsStream, "full")
-      yield* warehouse.landPage(page("acc-crash", landed([job(1)]), { cursor: "c0", last: true }))
-      yield* warehouse.beginPass("acc-crash", jobsStream, "full")
-      yield* warehouse.landPage(page("acc-crash", landed([job(1)]), { cursor: "c1" }))
+      yield* checkpoints.begin("acc-crash", jobsStream, "full")
+      yield* warehouse.land(page("acc-crash", landed([job(1)]), { cursor: "c0", last: true }))
+      yield* checkpoints.begin("acc-crash", jobsStream, "full")
+      yield* warehouse.land(page("acc-crash", landed([job(1)]), { cursor: "c1" }))
       // the checkpoint statement, which runs after the rows are upserted, fails for this account
       yield* sql.unsafe(`
         CREATE FUNCTION refuse_checkpoint() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -207,14 +217,14 @@ layer(TestLayer)("Warehouse", (it) => {
           RETURN NEW;
         END $$;
         CREATE TRIGGER refuse_checkpoint BEFORE UPDATE ON sync_checkpoints FOR EACH ROW EXECUTE FUNCTION refuse_checkpoint();`)
-      const failed = yield* Effect.flip(warehouse.landPage(page("acc-crash", landed([job(2), job(3, { title: "changed" })]), { cursor: "c2" })))
+      const failed = yield* Effect.flip(warehouse.land(page("acc-crash", landed([job(2), job(3, { title: "changed" })]), { cursor: "c2" })))
       expect(failed._tag).toBe("SqlError")
       yield* sql.unsafe(`DROP TRIGGER refuse_checkpoint ON sync_checkpoints; DROP FUNCTION refuse_checkpoint();`)
       const rows = yield* sql<{ id: string }>`SELECT id FROM jobs WHERE account_id = 'acc-crash'`
       expect(rows.map((r) => r.id)).toEqual([job(1).id])
       const seen = yield* sql<{ id: string }>`SELECT id FROM sync_pass_seen WHERE account_id = 'acc-crash'`
       expect(seen.map((r) => r.id)).toEqual([job(1).id])
-      expect(Option.getOrThrow(yield* warehouse.checkpoint("acc-crash", "jobs")).cursor).toBe("c1")
+      expect(Option.getOrThrow(yield* checkpoints.read("acc-crash", "jobs")).cursor).toBe("c1")
     })
   )
 
@@ -223,7 +233,8 @@ layer(TestLayer)("Warehouse", (it) => {
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
       const warehouse = yield* Warehouse
-      yield* warehouse.beginPass("acc-kill", jobsStream, "full")
+      const checkpoints = yield* Checkpoints
+      yield* checkpoints.begin("acc-kill", jobsStream, "full")
       // the checkpoint statement, after the upsert of the page's rows, pauses, so the session can be terminated between
       // statements
       yield* sql.unsafe(`
@@ -233,7 +244,7 @@ layer(TestLayer)("Warehouse", (it) => {
           RETURN NEW;
         END $$;
         CREATE TRIGGER pause_kill AFTER UPDATE ON sync_checkpoints FOR EACH ROW EXECUTE FUNCTION pause_kill();`)
-      const landing = yield* Effect.fork(warehouse.landPage(page("acc-kill", landed([job(1), job(2)]), { cursor: "c1" })))
+      const landing = yield* Effect.fork(warehouse.land(page("acc-kill", landed([job(1), job(2)]), { cursor: "c1" })))
       let killed = 0
       for (let i = 0; i < 100 && killed === 0; i++) {
         yield* TestServices.provideLive(Effect.sleep("50 millis"))
@@ -246,7 +257,7 @@ layer(TestLayer)("Warehouse", (it) => {
       yield* sql.unsafe(`DROP TRIGGER pause_kill ON sync_checkpoints; DROP FUNCTION pause_kill();`)
       // the retry waits on the (test) clock: until then, nothing of the killed transaction is there
       expect(yield* sql`SELECT id FROM jobs WHERE account_id = 'acc-kill'`).toEqual([])
-      expect(Option.getOrThrow(yield* warehouse.checkpoint("acc-kill", "jobs")).cursor).toBeNull()
+      expect(Option.getOrThrow(yield* checkpoints.read("acc-kill", "jobs")).cursor).toBeNull()
       for (let i = 0; i < 100 && landing.unsafePoll() === null; i++) {
         yield* TestClock.adjust("1 second")
         yield* TestServices.provideLive(Effect.sleep("50 millis"))
@@ -254,7 +265,7 @@ layer(TestLayer)("Warehouse", (it) => {
       expect(yield* Fiber.join(landing)).toEqual({ written: 2, deleted: 0 })
       const rows = yield* sql<{ id: string }>`SELECT id FROM jobs WHERE account_id = 'acc-kill' ORDER BY job_number`
       expect(rows.map((r) => r.id)).toEqual([job(1).id, job(2).id])
-      expect(Option.getOrThrow(yield* warehouse.checkpoint("acc-kill", "jobs")).cursor).toBe("c1")
+      expect(Option.getOrThrow(yield* checkpoints.read("acc-kill", "jobs")).cursor).toBe("c1")
     })
   )
 

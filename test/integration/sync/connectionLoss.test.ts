@@ -2,8 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect, Fiber, Redacted } from "effect"
 import pg from "pg"
-import { AccessTokens } from "../../../src/auth/AccessTokens.js"
-import { recheckAfterMs } from "../../../src/auth/AccessTokensLive.js"
+import { AccessTokens, recheckAfterMs } from "../../../src/auth/AccessTokens.js"
 import { SyncRunner } from "../../../src/sync/SyncRunner.js"
 import { connectAccount } from "../../support/connector.js"
 import { TestDatabase } from "../../support/database.js"
@@ -16,7 +15,7 @@ const appName = (schema: string) => `account-sync-${schema}`
 // connector sessions are terminated, not those of other test files sharing the database.
 describe.skipIf(!process.env.TEST_DATABASE_URL)("connection loss", () => {
   layer(
-    syncHarness({ accounts: 1, jobs: 2000, limits: { maxPoints: 10_000, restoreRate: 100_000 } }, {}, undefined, namedTestDatabase(appName)),
+    syncHarness({ accounts: 1, jobs: 2000, limits: { maxPoints: 10_000, restoreRate: 100_000 } }, { database: namedTestDatabase(appName) }),
     { timeout: 120_000, excludeTestServices: true }
   )("terminated Postgres sessions", (it) => {
     it.effect("every connector session terminated mid-page (pg_terminate_backend): the page is retried, the run succeeds exact", () =>

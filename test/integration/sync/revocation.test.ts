@@ -3,7 +3,7 @@ import { expect, layer } from "@effect/vitest"
 import { Effect, Fiber, Option } from "effect"
 import { Connections } from "../../../src/auth/Connections.js"
 import { ExitCodes } from "../../../src/cli/ExitCode.js"
-import { reportAndExit } from "../../../src/sync/summary.js"
+import { reportAndExit } from "../../../src/cli/summary.js"
 import { SyncRunner } from "../../../src/sync/SyncRunner.js"
 import { connectAccount } from "../../support/connector.js"
 import { TestEmulator } from "../../support/emulator.js"
@@ -53,7 +53,7 @@ layer(syncHarness({ accounts: 3, jobs: 3000, limits: { maxPoints: 10_000, restor
 
       const connection = Option.getOrThrow(yield* (yield* Connections).get(victim))
       expect(connection.status).toBe("revoked")
-      expect((yield* (yield* Connections).listActive()).map((a) => a.accountId).sort()).toEqual([first, third].sort())
+      expect((yield* (yield* Connections).list()).filter((c) => c.status === "active").map((a) => a.accountId).sort()).toEqual([first, third].sort())
 
       const exit = yield* Effect.flip(reportAndExit(reports))
       expect(exit.code).toBe(ExitCodes.needsReconnect)

@@ -3,20 +3,21 @@ import { expect, layer } from "@effect/vitest"
 import { Duration, Effect } from "effect"
 import { Connections } from "../../../src/auth/Connections.js"
 import { ExitCodes } from "../../../src/cli/ExitCode.js"
-import { reportAndExit } from "../../../src/sync/summary.js"
-import { accountLockKey, SyncRunner } from "../../../src/sync/SyncRunner.js"
+import { reportAndExit } from "../../../src/cli/summary.js"
+import { accountLockKey } from "../../../src/sync/AccountLocks.js"
+import { SyncRunner } from "../../../src/sync/SyncRunner.js"
 import { connectAccount } from "../../support/connector.js"
 import { embeddedTestDatabase, TestDatabase } from "../../support/database.js"
 import { TestEmulator } from "../../support/emulator.js"
 import { expectWarehouseExact, syncHarness } from "../../support/syncHarness.js"
 
-layer(syncHarness({ accounts: 2, jobs: 1000, limits: { maxPoints: 10_000, restoreRate: 100_000 } }, { fullPassEvery: Duration.hours(1) }), {
+layer(syncHarness({ accounts: 2, jobs: 1000, limits: { maxPoints: 10_000, restoreRate: 100_000 } }, { env: { SYNC_FULL_PASS_EVERY: "1 hour" } }), {
   timeout: 60_000,
   excludeTestServices: true
 })("SyncRunner", (it) => {
   const connected = Effect.gen(function* () {
     const { accounts } = yield* TestEmulator
-    const active = yield* (yield* Connections).listActive()
+    const active = (yield* (yield* Connections).list()).filter((c) => c.status === "active")
     for (const a of accounts) if (!active.some((c) => c.accountId === a.accountId)) yield* connectAccount(a.accountId)
     return accounts.map((a) => a.accountId) as [string, string]
   })

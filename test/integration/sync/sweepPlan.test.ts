@@ -2,11 +2,13 @@ import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { jobsStream } from "../../../src/sync/streams/jobs.js"
-import { sweepPlannerSettings, sweepStatement, Warehouse, WarehouseLive } from "../../../src/sync/Warehouse.js"
+import { Checkpoints, CheckpointsLive } from "../../../src/sync/Checkpoints.js"
+import { sweepPlannerSettings, sweepStatement } from "../../../src/sync/landing/sweep.js"
+import { Warehouse, WarehouseLive } from "../../../src/sync/Warehouse.js"
 import { TestDatabaseLive } from "../../support/database.js"
 import { job, landed } from "../../support/jobFixtures.js"
 
-const TestLayer = WarehouseLive.pipe(Layer.provideMerge(TestDatabaseLive))
+const TestLayer = WarehouseLive.pipe(Layer.provideMerge(CheckpointsLive), Layer.provideMerge(TestDatabaseLive))
 
 /** `n` live jobs of the account, straight into the table (the sweep only reads account_id, id, deleted_at). */
 const seedJobs = (accountId: string, n: number) =>
@@ -73,13 +75,14 @@ layer(TestLayer, { timeout: 120_000, excludeTestServices: true })("end-of-pass s
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
       const warehouse = yield* Warehouse
+      const checkpoints = yield* Checkpoints
       // 60,000 rows from earlier passes; the pass so far saw all but 7 of them
       yield* seedJobs("acc-big", 60_000)
-      yield* warehouse.beginPass("acc-big", jobsStream, "full")
+      yield* checkpoints.begin("acc-big", jobsStream, "full")
       yield* seedSeen("acc-big", 60_000, 7)
       expect(yield* neverAnalyzed).toBe(true)
       const startedAt = performance.now()
-      const last = yield* warehouse.landPage({
+      const last = yield* warehouse.land({
         accountId: "acc-big",
         stream: jobsStream,
         kind: "full",

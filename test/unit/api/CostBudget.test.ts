@@ -2,7 +2,10 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Option, TestClock } from "effect"
 import { CostBudget, CostBudgetLive } from "../../../src/api/CostBudget.js"
 import { estimateQueryCost } from "../../../src/api/costEstimate.js"
-import { AccountQuery, JobsPageQuery } from "../../../src/api/documents.js"
+import { AccountQuery } from "../../../src/api/documents.js"
+import { jobsStream } from "../../../src/sync/streams/jobs.js"
+
+const JobsPageQuery = jobsStream.document
 import type { QueryCost } from "../../../src/api/errors.js"
 
 const cost = (requested: number, actual: number, available: number, maximum = 1000, restoreRate = 200): QueryCost => ({

@@ -1,53 +1,59 @@
 import { describe, expect, it } from "@effect/vitest"
-import { specifiedRules, validate } from "graphql"
-import { allDocuments, JobsPageQuery, operationName } from "../../../src/api/documents.js"
+import { getNamedType, isLeafType, isObjectType, Kind, specifiedRules, validate } from "graphql"
+import { gql } from "graphql-tag"
+import { allDocuments } from "../../../src/api/documents.js"
 import { estimateQueryCost } from "../../../src/api/costEstimate.js"
 import { serviceSchema } from "../../../src/api/serviceSchema.js"
-import { JobNode } from "../../../src/sync/streams/jobs.js"
-import { Kind, getNamedType, isLeafType, isObjectType } from "graphql"
-import { gql } from "graphql-tag"
+import { allStreams } from "../../../src/sync/streams/index.js"
+import { jobsStream } from "../../../src/sync/streams/jobs.js"
+
+const documents = {
+  ...allDocuments,
+  ...Object.fromEntries(allStreams.map((s) => [`${s.name} page`, s.document]))
+}
 
 describe("documents", () => {
-  for (const [name, document] of Object.entries(allDocuments)) {
+  for (const [name, document] of Object.entries(documents)) {
     it(`${name} validates against the vendored schema subset`, () => {
       expect(validate(serviceSchema(), document, specifiedRules).map((e) => e.message)).toEqual([])
     })
   }
 
   it("an invalid document is caught by the same validation (the check can fail)", () => {
-    const broken = { ...JobsPageQuery, definitions: JobsPageQuery.definitions.map((d) =>
-      d.kind === Kind.FRAGMENT_DEFINITION
-        ? { ...d, selectionSet: { ...d.selectionSet, selections: [...d.selectionSet.selections, { kind: Kind.FIELD, name: { kind: Kind.NAME, value: "updatedSince" } }] } }
-        : d
-    ) } as typeof JobsPageQuery
+    const document = jobsStream.document
+    const broken = {
+      ...document,
+      definitions: document.definitions.map((d) => {
+        if (d.kind !== Kind.OPERATION_DEFINITION) return d
+        const jobs = d.selectionSet.selections[0]!
+        if (jobs.kind !== Kind.FIELD || !jobs.selectionSet) return d
+        const nodes = jobs.selectionSet.selections.map((s) =>
+          s.kind === Kind.FIELD && s.name.value === "nodes" && s.selectionSet
+            ? { ...s, selectionSet: { ...s.selectionSet, selections: [...s.selectionSet.selections, { kind: Kind.FIELD, name: { kind: Kind.NAME, value: "updatedSince" } }] } }
+            : s
+        )
+        return { ...d, selectionSet: { ...d.selectionSet, selections: [{ ...jobs, selectionSet: { ...jobs.selectionSet, selections: nodes } }] } }
+      })
+    } as typeof document
     expect(validate(serviceSchema(), broken).map((e) => e.message)).toEqual([`Cannot query field "updatedSince" on type "Job". Did you mean "updatedAt"?`])
   })
 
-  it("the jobs page selects every scalar field of Job, and the node Schema decodes each of them", () => {
+  it("the jobs stream selects every scalar field of Job: its columns are the type's leaf fields (id is the key)", () => {
     const job = serviceSchema().getType("Job")
     if (!isObjectType(job)) throw new Error("Job is not an object type")
-    const scalarFields = Object.values(job.getFields())
-      .filter((f) => isLeafType(getNamedType(f.type)))
+    const leaves = Object.values(job.getFields())
+      .filter((f) => isLeafType(getNamedType(f.type)) && f.name !== "id")
       .map((f) => f.name)
       .sort()
-    const fragment = JobsPageQuery.definitions.find((d) => d.kind === Kind.FRAGMENT_DEFINITION)
-    const selected = fragment && fragment.kind === Kind.FRAGMENT_DEFINITION
-      ? fragment.selectionSet.selections.flatMap((s) => (s.kind === Kind.FIELD ? [s.name.value] : [])).sort()
-      : []
-    expect(selected).toEqual(scalarFields)
-    expect(Object.keys(JobNode.fields).sort()).toEqual(scalarFields)
-  })
-
-  it("operation names key the cost corrections", () => {
-    expect(operationName(JobsPageQuery)).toBe("JobsPage")
+    expect(jobsStream.columns.map((c) => c.path.join(".")).sort()).toEqual(leaves)
   })
 })
 
 describe("estimateQueryCost", () => {
   it("follows the service's rule: connections multiply their children by first, nodes/pageInfo structure", () => {
     // jobs: 1 + first * (28 scalar fields + pageInfo (1 + 2))
-    expect(estimateQueryCost(JobsPageQuery, { first: 100 })).toBe(1 + 100 * (28 + 3))
-    expect(estimateQueryCost(JobsPageQuery, { first: 7 })).toBe(1 + 7 * 31)
+    expect(estimateQueryCost(jobsStream.document, { first: 100 })).toBe(1 + 100 * (28 + 3))
+    expect(estimateQueryCost(jobsStream.document, { first: 7 })).toBe(1 + 7 * 31)
     expect(estimateQueryCost(allDocuments.AccountQuery!)).toBe(3)
   })
 

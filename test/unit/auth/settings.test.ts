@@ -1,9 +1,11 @@
 import { describe, expect, it } from "@effect/vitest"
-import { ConfigProvider, Effect, Exit, Redacted } from "effect"
+import { ConfigProvider, Duration, Effect, Exit, Layer, Redacted } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { ServiceSettings, ServiceSettingsFromEnv } from "../../../src/auth/ServiceSettings.js"
+import { ServiceEndpoint } from "../../../src/api/ServiceEndpoint.js"
+import { OAuthClient } from "../../../src/auth/OAuthClient.js"
+import { TokenKey } from "../../../src/auth/TokenKey.js"
 import { formatConfigError } from "../../../src/config.js"
 
 const service = {
@@ -14,8 +16,9 @@ const service = {
 }
 
 const load = (env: Record<string, string>) =>
-  ServiceSettings.pipe(
-    Effect.provide(ServiceSettingsFromEnv),
+  Effect.all({ client: OAuthClient, encryptionKey: TokenKey, endpoint: ServiceEndpoint }).pipe(
+    Effect.map(({ client, encryptionKey, endpoint }) => ({ ...client, encryptionKey, endpoint })),
+    Effect.provide(Layer.mergeAll(OAuthClient.layer, TokenKey.layer, ServiceEndpoint.layer)),
     Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env))))
   )
 
@@ -24,7 +27,7 @@ const failureLine = (exit: Exit.Exit<unknown, unknown>) => {
   return formatConfigError(exit.cause.error as never)
 }
 
-describe("ServiceSettingsFromEnv", () => {
+describe("settings from the environment (OAuthClient, TokenKey, ServiceEndpoint)", () => {
   it.effect("with DATABASE_URL, a missing or malformed TOKEN_ENCRYPTION_KEY fails with one line naming it", () =>
     Effect.gen(function* () {
       const missing = yield* Effect.exit(load({ ...service, DATABASE_URL: "postgres://db/x" }))
@@ -60,6 +63,18 @@ describe("ServiceSettingsFromEnv", () => {
       } finally {
         fs.rmSync(dataDir, { recursive: true, force: true })
       }
+    })
+  )
+
+  it.effect("one setting per thing: GRAPHQL_REQUEST_TIMEOUT bounds a GraphQL request, TOKEN_REQUEST_TIMEOUT a token request", () =>
+    Effect.gen(function* () {
+      const key = Buffer.alloc(32, 2).toString("base64")
+      const defaults = yield* load({ ...service, TOKEN_ENCRYPTION_KEY: key })
+      expect(Duration.toMillis(defaults.endpoint.requestTimeout)).toBe(30_000)
+      expect(Duration.toMillis(defaults.requestTimeout)).toBe(10_000)
+      const set = yield* load({ ...service, TOKEN_ENCRYPTION_KEY: key, GRAPHQL_REQUEST_TIMEOUT: "45 seconds", TOKEN_REQUEST_TIMEOUT: "3 seconds" })
+      expect(Duration.toMillis(set.endpoint.requestTimeout)).toBe(45_000)
+      expect(Duration.toMillis(set.requestTimeout)).toBe(3_000)
     })
   )
 })

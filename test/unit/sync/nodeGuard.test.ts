@@ -1,7 +1,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Schema } from "effect"
 import { nodeGuard } from "../../../src/sync/nodeGuard.js"
-import { JobNode } from "../../../src/sync/streams/jobs.js"
+import { jobsStream } from "../../../src/sync/streams/jobs.js"
+
+const JobNode = jobsStream.node
 import { job } from "../../support/jobFixtures.js"
 
 const isJob = nodeGuard(JobNode)

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Deferred, Effect, Either, Ref, Stream } from "effect"
-import { type Page, pageBatches, prefetchPages } from "../../../src/sync/Pager.js"
+import type { Page } from "../../../src/sync/model.js"
+import { pageBatches, prefetchPages } from "../../../src/sync/Pager.js"
 
 const page = (n: number): Page => ({
   after: n === 1 ? null : `c${n - 1}`,

@@ -1,19 +1,15 @@
 import { Console, Effect } from "effect"
-import { ExitCodes, ExitWith } from "../cli/ExitCode.js"
-import type { AccountReport } from "./SyncRunner.js"
-
-const pad = (rows: ReadonlyArray<ReadonlyArray<string>>) => {
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)))
-  return rows.map((r) => r.map((cell, i) => cell.padEnd(widths[i]!)).join("  ").trimEnd()).join("\n")
-}
+import type { AccountReport } from "../sync/SyncRunner.js"
+import { ExitCodes, ExitWith } from "./ExitCode.js"
+import { alignedTable } from "./table.js"
 
 /** The end-of-run table: one line per account and stream. */
 export const renderSummary = (reports: ReadonlyArray<AccountReport>): string => {
-  const header = ["account", "name", "outcome", "stream", "pass", "pages", "rows", "written", "deleted", "points", "wait s", "throttled"]
+  const header = ["account", "name", "outcome", "stream", "pass", "pages", "rows", "written", "deleted", "points", "pts/row", "wait s", "throttled"]
   const rows: Array<Array<string>> = [header]
   for (const a of reports) {
     if (a.streams.length === 0) {
-      rows.push([a.accountId, a.accountName, a.outcome, "-", "-", "0", "0", "0", "0", "0", "0.0", "0"])
+      rows.push([a.accountId, a.accountName, a.outcome, "-", "-", "0", "0", "0", "0", "0", "-", "0.0", "0"])
       continue
     }
     for (const s of a.streams) {
@@ -21,20 +17,21 @@ export const renderSummary = (reports: ReadonlyArray<AccountReport>): string => 
       rows.push([
         a.accountId,
         a.accountName,
-        a.outcome,
+        s.outcome === "succeeded" ? a.outcome : s.outcome,
         s.stream,
-        `${s.kind}${s.resumed ? " (resumed)" : ""}`,
+        s.kind === "none" ? `up to date (full pass due ${s.nextFullPassAt?.toISOString() ?? "-"})` : `${s.kind}${s.resumed ? " (resumed)" : ""}`,
         String(c.pages),
         String(c.rows),
         String(c.rowsWritten),
         String(c.rowsDeleted),
         String(Math.round(c.costPoints)),
+        c.rows > 0 ? (c.costPoints / c.rows).toFixed(1) : "-",
         (c.throttleWaitMs / 1000).toFixed(1),
         String(c.throttled)
       ])
     }
   }
-  return pad(rows)
+  return alignedTable(rows)
 }
 
 /**

@@ -1,7 +1,7 @@
 import { Command, Options } from "@effect/cli"
 import { Config, Effect } from "effect"
-import { runDemo } from "../demo/Demo.js"
-import { ExitCodes, ExitWith } from "./ExitCode.js"
+import { ExitCodes, ExitWith } from "../cli/ExitCode.js"
+import { runDemo } from "./Demo.js"
 
 const dataDir = Options.text("data-dir").pipe(
   Options.withDefault("./.data/demo"),

@@ -1,0 +1,64 @@
+import { Duration, Option } from "effect"
+import type { Incremental, IncrementalPass } from "./Incremental.js"
+import type { Checkpoint, PassKind } from "./model.js"
+
+/** `sync`: incremental where possible, full when due; `backfill`: a full pass of every stream. */
+export type Mode = "sync" | "backfill"
+
+/** What a run does with one stream of one account. */
+export type PassDecision =
+  | { readonly _tag: "Full"; readonly reason: "backfill" | "first" | "resume" | "due" }
+  | { readonly _tag: "Incremental"; readonly pass: IncrementalPass; readonly since: Date }
+  /** A stream with no incremental access whose full pass is not due yet. */
+  | { readonly _tag: "UpToDate"; readonly nextFullPassAt: Date }
+
+export interface PassInput {
+  readonly mode: Mode
+  readonly incremental: Incremental
+  readonly checkpoint: Option.Option<Checkpoint>
+  readonly nowMs: number
+  readonly fullPassEvery: Duration.Duration
+  /** How far before the mark an incremental pass starts reading (clock skew, same-second updates). */
+  readonly overlap: Duration.Duration
+}
+
+/**
+ * The pass a run makes. A full pass when asked (backfill), when the stream never finished one, when one is in
+ * progress (it resumes) or when the last one is older than the cadence; otherwise the stream's incremental pass from
+ * its mark (or, when no row was ever seen, from the start of the last full pass) minus the overlap; a stream without
+ * incremental access waits for its cadence.
+ */
+export const decidePass = (input: PassInput): PassDecision => {
+  if (input.mode === "backfill") return { _tag: "Full", reason: "backfill" }
+  if (Option.isNone(input.checkpoint) || input.checkpoint.value.lastFullPassAt === null) return { _tag: "Full", reason: "first" }
+  const checkpoint = input.checkpoint.value
+  if (checkpoint.passKind === "full") return { _tag: "Full", reason: "resume" }
+  const lastFull = checkpoint.lastFullPassAt!.getTime()
+  const nextFullPassAt = lastFull + Duration.toMillis(input.fullPassEvery)
+  if (input.nowMs >= nextFullPassAt) return { _tag: "Full", reason: "due" }
+  const mark = checkpoint.highWaterMark?.getTime() ?? lastFull
+  const since = new Date(mark - Duration.toMillis(input.overlap))
+  return Option.match(input.incremental.plan(since), {
+    onNone: () => ({ _tag: "UpToDate", nextFullPassAt: new Date(nextFullPassAt) }),
+    onSome: (pass) => ({ _tag: "Incremental", pass, since })
+  })
+}
+
+export const passKindOf = (decision: Exclude<PassDecision, { readonly _tag: "UpToDate" }>): PassKind =>
+  decision._tag === "Full" ? "full" : "incremental"
+
+/**
+ * The high-water mark a landed batch hands the checkpoint. A full pass moves the mark with every page (its newest
+ * updatedAt so far); an incremental pass moves it only when it ends, with the newest updatedAt of the whole pass. The
+ * checkpoint caps either at the pass's start (see Checkpoints), so rows edited behind the pass after it started stay
+ * in reach of the next incremental pass.
+ */
+export const batchHighWater = (kind: PassKind, batchNewestMs: number | undefined, passNewestMs: number | undefined): number | undefined =>
+  kind === "full" ? batchNewestMs : passNewestMs
+
+/** The newest of a page's updatedAt values, or undefined for an empty page. */
+export const newestOf = (updatedAtMs: ReadonlyArray<number>): number | undefined => {
+  let newest: number | undefined
+  for (const t of updatedAtMs) if (newest === undefined || t > newest) newest = t
+  return newest
+}

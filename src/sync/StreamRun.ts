@@ -1,0 +1,210 @@
+import { Clock, Context, Effect, type Exit, Layer, Metric, Ref, Stream } from "effect"
+import { CostBudget } from "../api/CostBudget.js"
+import type { AccountCredentials } from "../api/ServiceClient.js"
+import type { AccessTokenError } from "../auth/errors.js"
+import { DatabaseTopology } from "../db/Database.js"
+import * as Metrics from "../observability/metrics.js"
+import { Checkpoints } from "./Checkpoints.js"
+import type { PageSummary } from "./Incremental.js"
+import type { Page, PassKind } from "./model.js"
+import { pageBatches, Pager } from "./Pager.js"
+import { batchHighWater, decidePass, type Mode, newestOf, passKindOf } from "./PassPlan.js"
+import { Progress } from "./Progress.js"
+import { type Classified, classify, type RunOutcome, type StreamError } from "./RunOutcome.js"
+import { type RunCounts, Runs, zeroCounts } from "./Runs.js"
+import type { AnyStream } from "./streams/Stream.js"
+import { SyncSettings } from "./SyncSettings.js"
+import { Warehouse } from "./Warehouse.js"
+
+/** One stream of one account in a run: what the summary and `sync_runs` say about it. */
+export interface StreamReport {
+  readonly stream: string
+  /** The pass made, or "none" when a stream without incremental access was not due for its full pass. */
+  readonly kind: PassKind | "none"
+  readonly outcome: RunOutcome | "up-to-date"
+  readonly resumed: boolean
+  readonly counts: RunCounts
+  readonly error?: string
+  /** A stream that waits for its full pass: when it is due. */
+  readonly nextFullPassAt?: Date
+}
+
+export interface StreamRunRequest {
+  readonly credentials: AccountCredentials<AccessTokenError>
+  readonly stream: AnyStream
+  readonly mode: Mode
+  /** backfill: forget the checkpoint and start the full pass over. */
+  readonly restart: boolean
+}
+
+export interface StreamRunResult {
+  readonly report: StreamReport
+  readonly classified: Classified
+}
+
+/** One stream of one account: plan the pass, page, land each batch with its checkpoint, record the run. */
+export class StreamRun extends Context.Tag("account-sync/StreamRun")<
+  StreamRun,
+  { readonly run: (request: StreamRunRequest) => Effect.Effect<StreamRunResult> }
+>() {}
+
+/** Ms between two writes of a run's counts to `sync_runs` while it goes (its end writes the final counts). */
+const progressEveryMs = 1000
+
+export const StreamRunLive = Layer.effect(
+  StreamRun,
+  Effect.gen(function* () {
+    const checkpoints = yield* Checkpoints
+    const warehouse = yield* Warehouse
+    const runs = yield* Runs
+    const pager = yield* Pager
+    const budget = yield* CostBudget
+    const progress = yield* Progress
+    const settings = yield* SyncSettings
+    // on a single-session database statements must never overlap: no page is fetched while another lands
+    const prefetch = !(yield* DatabaseTopology).singleSession
+
+    const run = ({ credentials, stream, mode, restart }: StreamRunRequest) =>
+      Effect.gen(function* () {
+        const { accountId } = credentials
+        const now = yield* Clock.currentTimeMillis
+        const decision = decidePass({
+          mode,
+          incremental: stream.incremental,
+          checkpoint: yield* Effect.orDie(checkpoints.read(accountId, stream.name)),
+          nowMs: now,
+          fullPassEvery: stream.fullPassEvery ?? settings.fullPassEvery,
+          overlap: settings.incrementalOverlap
+        })
+        if (decision._tag === "UpToDate") {
+          const report: StreamReport = {
+            stream: stream.name,
+            kind: "none",
+            outcome: "up-to-date",
+            resumed: false,
+            counts: zeroCounts,
+            nextFullPassAt: decision.nextFullPassAt
+          }
+          return { report, classified: { outcome: "succeeded" } } satisfies StreamRunResult
+        }
+        const kind = passKindOf(decision)
+        const variables = decision._tag === "Incremental" ? decision.pass.variables : stream.fullPass
+        const endsAfter = decision._tag === "Incremental" ? decision.pass.endsAfter : () => false
+        const runId = yield* Effect.orDie(runs.start(accountId, stream.name, kind))
+        const counts = yield* Ref.make<RunCounts>(zeroCounts)
+        const resumed = yield* Ref.make(false)
+        const before = yield* budget.stats(accountId)
+        const withBudget = (c: RunCounts) =>
+          Effect.map(budget.stats(accountId), (after) => ({
+            ...c,
+            costPoints: after.pointsUsed - before.pointsUsed,
+            throttleWaitMs: after.waitedMs - before.waitedMs,
+            throttled: after.throttled - before.throttled
+          }))
+        const snapshot = Effect.flatMap(Ref.get(counts), withBudget)
+
+        const body = Effect.gen(function* () {
+          const begun = yield* checkpoints.begin(accountId, stream, kind, { restart: restart && mode === "backfill" })
+          yield* Ref.set(resumed, begun.resumed)
+          if (begun.resumed) yield* Effect.logInfo(`resuming the full pass from its checkpoint`)
+          let passNewest: number | undefined
+          let progressWrittenAt = now
+          const source = pager.pages({ credentials, stream, variables, after: begun.cursor })
+          yield* pageBatches(source, { prefetch }).pipe(
+            Stream.mapEffect((batch) =>
+              Effect.gen(function* () {
+                // the batch's pages up to the one that ends the pass (the rest are not landed)
+                const landing: Array<Page> = []
+                let finishesPass = false
+                let batchNewest: number | undefined
+                for (const page of batch) {
+                  const summary: PageSummary = {
+                    updatedAtMs: stream.updatedAt ? page.nodes.map((n) => Date.parse(stream.updatedAt!(n.node))) : [],
+                    hasNextPage: page.hasNextPage
+                  }
+                  const newest = newestOf(summary.updatedAtMs)
+                  if (newest !== undefined) {
+                    passNewest = Math.max(passNewest ?? newest, newest)
+                    batchNewest = Math.max(batchNewest ?? newest, newest)
+                  }
+                  landing.push(page)
+                  if (!page.hasNextPage || endsAfter(summary)) {
+                    finishesPass = true
+                    break
+                  }
+                }
+                const nodes = landing.length === 1 ? landing[0]!.nodes : landing.flatMap((page) => page.nodes)
+                // an empty last page has no endCursor: the batch's cursor is the last one a page had
+                const endCursor = landing.reduce<string | null>((cursor, page) => page.endCursor ?? cursor, null)
+                const highWater = batchHighWater(kind, batchNewest, passNewest)
+                // a committed batch is counted even when the run is being interrupted, so the run's row tells the truth
+                const c = yield* warehouse
+                  .land({
+                    accountId,
+                    stream,
+                    kind,
+                    nodes,
+                    bodies: landing.map((page) => page.body),
+                    endCursor,
+                    finishesPass,
+                    highWaterMark: highWater === undefined ? null : new Date(highWater).toISOString()
+                  })
+                  .pipe(
+                    Effect.tap((landed) =>
+                      Effect.all([
+                        Metric.incrementBy(Metrics.forAccount(Metrics.pagesCommitted, accountId), landing.length),
+                        Metric.incrementBy(Metrics.forAccount(Metrics.rowsUpserted, accountId), landed.written)
+                      ])
+                    ),
+                    Effect.withSpan("sync.page", { attributes: { accountId, stream: stream.name, pages: landing.length, rows: nodes.length } }),
+                    Effect.flatMap((landed) =>
+                      Ref.updateAndGet(counts, (c) => ({
+                        ...c,
+                        pages: c.pages + landing.length,
+                        rows: c.rows + nodes.length,
+                        rowsWritten: c.rowsWritten + landed.written,
+                        rowsDeleted: c.rowsDeleted + landed.deleted
+                      }))
+                    ),
+                    Effect.uninterruptible,
+                    Effect.flatMap(withBudget)
+                  )
+                const landedAt = yield* Clock.currentTimeMillis
+                if (landedAt - progressWrittenAt >= progressEveryMs) {
+                  yield* runs.progress(runId, c)
+                  progressWrittenAt = landedAt
+                }
+                yield* progress.report({ accountId, stream: stream.name, kind, runId, counts: c, startedAtMs: now })
+                return finishesPass
+              })
+            ),
+            Stream.takeUntil((finished) => finished),
+            Stream.runDrain
+          )
+        })
+
+        // recorded as the run ends, however it ends (an interrupted run too: the finalizer runs uninterruptibly)
+        const record = (exit: Exit.Exit<void, StreamError>) =>
+          Effect.gen(function* () {
+            const classified = classify(exit)
+            const c = yield* snapshot
+            yield* runs.finish(runId, classified.outcome, c, classified.error).pipe(Effect.ignore)
+            yield* Metric.increment(Metric.tagged(Metrics.forAccount(Metrics.runsFinished, accountId), "outcome", classified.outcome))
+            yield* progress.report({ accountId, stream: stream.name, kind, runId, counts: c, startedAtMs: now, done: classified.outcome })
+          })
+        const exit = yield* body.pipe(Effect.annotateLogs({ runId }), Effect.onExit(record), Effect.exit)
+        const classified = classify(exit)
+        const report: StreamReport = {
+          stream: stream.name,
+          kind,
+          outcome: classified.outcome,
+          resumed: yield* Ref.get(resumed),
+          counts: yield* snapshot,
+          ...(classified.error ? { error: classified.error } : {})
+        }
+        return { report, classified } satisfies StreamRunResult
+      }).pipe(Effect.annotateLogs({ stream: stream.name }), Effect.withSpan("sync.stream", { attributes: { accountId: credentials.accountId, stream: stream.name } }))
+
+    return StreamRun.of({ run })
+  })
+)

@@ -1,0 +1,20 @@
+import type { AnyStream } from "../streams/Stream.js"
+
+/**
+ * The end-of-full-pass sweep: live rows of the account the pass did not see. An anti-join on the primary key of
+ * sync_pass_seen ($1 account, $2 stream).
+ */
+export const sweepStatement = (stream: AnyStream) => `
+  UPDATE ${stream.table} AS t SET deleted_at = now()
+  WHERE t.account_id = $1 AND t.deleted_at IS NULL
+    AND NOT EXISTS (SELECT 1 FROM sync_pass_seen s WHERE s.account_id = t.account_id AND s.stream = $2 AND s.id = t.id)
+  RETURNING t.id`
+
+/**
+ * For the rest of the sweep's transaction. Without statistics (a first backfill outruns auto-analyze, or
+ * autovacuum is off) Postgres estimates a handful of rows on each side and plans the anti-join as a nested loop
+ * over a rescanned sync_pass_seen: quadratic, minutes for 200,000 rows. Without nested loops it is a hash or merge
+ * anti-join, linear whatever the statistics say. (Not ANALYZE in the transaction: its lock would serialize the
+ * accounts' sweeps.)
+ */
+export const sweepPlannerSettings = "SET LOCAL enable_nestloop = off"

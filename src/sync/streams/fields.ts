@@ -1,0 +1,27 @@
+import { Schema } from "effect"
+
+/**
+ * The vocabulary a stream's node Schema is written in. Columns and the GraphQL selection are derived from it
+ * (Stream.ts), so a field is written once.
+ */
+
+/** `ISO8601DateTime`: kept as the string the service sent; its column is `timestamptz`. */
+export const DateTime = Schema.String.pipe(
+  Schema.filter((s) => !Number.isNaN(Date.parse(s)), { message: () => "expected an ISO 8601 date-time", identifier: "DateTime" })
+)
+
+/** The annotation that marks a link to another node: its value is the linked stream's name. */
+export const LinkAnnotation = Symbol.for("account-sync/sync/Link")
+
+/** A link to another node (`client { id }`): one `<field>_id` column, indexed, no foreign key. */
+export const link = (stream: string) => Schema.Struct({ id: Schema.NonEmptyString }).annotations({ [LinkAnnotation]: stream })
+
+/** The annotation that marks an embedded value object, flattened into `<field>_<inner>` columns. */
+export const EmbeddedAnnotation = Symbol.for("account-sync/sync/Embedded")
+
+/** A value object inside the node (`amounts { total ... }`): each of its fields becomes a `<field>_<inner>` column. */
+export const embedded = <Fields extends Schema.Struct.Fields>(fields: Fields) =>
+  Schema.Struct(fields).annotations({ [EmbeddedAnnotation]: true })
+
+/** Enums are kept as strings: a value the service adds later must not fail a run. */
+export const Enum = Schema.String
