@@ -1,6 +1,7 @@
 import { Command, ValidationError } from "@effect/cli"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
-import { Cause, ConfigError, Effect, Exit, Layer, Option } from "effect"
+import { SqlError } from "@effect/sql"
+import { Cause, ConfigError, Effect, Exit, Layer, Option, Predicate } from "effect"
 import { config as loadDotenv } from "dotenv"
 import * as v8 from "node:v8"
 import { formatConfigError } from "./config.js"
@@ -27,11 +28,9 @@ process.once("SIGTERM", () => (signal ??= "SIGTERM"))
 
 /** One line for an expected failure: its message (for a database error, also what the database said). */
 const describeFailure = (error: unknown): string => {
-  if (typeof error !== "object" || error === null) return String(error)
-  const { _tag, message, cause } = error as { _tag?: string; message?: string; cause?: unknown }
-  const causeText = cause instanceof Error ? cause.message : undefined
-  if (_tag === "SqlError") return `database error: ${message ?? ""}${causeText ? `: ${causeText}` : ""}`
-  return message && message.length > 0 ? message : (_tag ?? String(error))
+  if (error instanceof SqlError.SqlError) return `database error: ${error.message}${error.cause instanceof Error ? `: ${error.cause.message}` : ""}`
+  if (error instanceof Error && error.message.length > 0) return error.message
+  return Predicate.hasProperty(error, "_tag") ? String(error._tag) : String(error)
 }
 
 /** Turns how the program ended into an exit code, printing one clear line for expected failures. */

@@ -1,4 +1,4 @@
-import { HttpClient, HttpClientRequest } from "@effect/platform"
+import { HttpClient, type HttpClientError, HttpClientRequest } from "@effect/platform"
 import { type DocumentNode, print } from "graphql"
 import { Context, Duration, Effect, Layer, ParseResult, Random, Redacted, Schedule, Schema } from "effect"
 import { ServiceEndpoint } from "./ServiceEndpoint.js"
@@ -82,13 +82,10 @@ const retryAfterOf = (header: string | undefined): Duration.Duration => {
   return Number.isFinite(seconds) && seconds >= 0 ? Duration.seconds(seconds) : Duration.seconds(1)
 }
 
-const describeCause = (cause: unknown): string => {
-  if (cause && typeof cause === "object") {
-    const c = cause as { _tag?: string; reason?: string; message?: string; cause?: unknown }
-    const inner = c.cause && typeof c.cause === "object" ? (c.cause as { code?: string; message?: string }) : undefined
-    return [c._tag, c.reason, inner?.code ?? inner?.message ?? c.message].filter(Boolean).join(": ")
-  }
-  return String(cause)
+/** An HTTP client failure in one line: its kind, reason and the socket's error code (ECONNRESET...) when there is one. */
+const describeHttpError = (e: HttpClientError.HttpClientError): string => {
+  const cause = e.cause instanceof Error ? ((e.cause as NodeJS.ErrnoException).code ?? e.cause.message) : undefined
+  return [e._tag, e.reason, cause].filter(Boolean).join(": ")
 }
 
 /** A document's query text, printed once: every page of a stream sends the same document. */
@@ -114,13 +111,13 @@ export const makeGraphqlTransport = Effect.gen(function* () {
       HttpClientRequest.bodyUnsafeJson({ query: queryText(document), operationName: operation, variables })
     )
     return Effect.gen(function* () {
-      const response = yield* http.execute(request).pipe(Effect.mapError((e) => transient(describeCause(e))))
+      const response = yield* http.execute(request).pipe(Effect.mapError((e) => transient(describeHttpError(e))))
       if (response.status === 401) return yield* new GraphqlTokenInvalid({ operation })
       if (response.status === 429) {
         return yield* new RateLimited({ operation, retryAfter: retryAfterOf(response.headers["retry-after"]) })
       }
       if (response.status >= 500) return yield* transient(`HTTP ${response.status}`)
-      const text = yield* response.text.pipe(Effect.mapError((e) => transient(`reading the body: ${describeCause(e)}`)))
+      const text = yield* response.text.pipe(Effect.mapError((e) => transient(`reading the body: ${describeHttpError(e)}`)))
       const json = yield* Effect.try({
         try: () => JSON.parse(text) as unknown,
         catch: () => transient(`HTTP ${response.status} with a body that is not JSON (${text.length} bytes; truncated?)`)

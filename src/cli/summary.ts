@@ -34,24 +34,33 @@ export const renderSummary = (reports: ReadonlyArray<AccountReport>): string => 
   return alignedTable(rows)
 }
 
-/**
- * Prints the summary on stdout and ends with the run's exit code: 1 when an account failed, 3 when every account
- * finished but some need reconnecting (listed), 0 otherwise.
- */
+/** How a run ends: its exit code and the lines that say why (failed, needs reconnecting, skipped). */
+export interface RunExit {
+  readonly code: number
+  readonly message: string | undefined
+}
+
+/** 1 when an account failed, 3 when every account finished but some need reconnecting (listed), 0 otherwise. */
+export const runExit = (reports: ReadonlyArray<AccountReport>): RunExit => {
+  const failed = reports.filter((r) => r.outcome === "failed")
+  const reconnect = reports.filter((r) => r.outcome === "needs-reconnect")
+  const lines: Array<string> = []
+  for (const r of failed) lines.push(`failed: ${r.accountId}${r.accountName ? ` (${r.accountName})` : ""}: ${r.message ?? "see the log"}`)
+  if (reconnect.length > 0) {
+    lines.push("these accounts need reconnecting (run `account-sync connect`):")
+    for (const r of reconnect) lines.push(`  ${r.accountId}${r.accountName ? ` (${r.accountName})` : ""}: ${r.message ?? "revoked"}`)
+  }
+  for (const r of reports.filter((r) => r.outcome === "skipped")) lines.push(`skipped: ${r.accountId}: ${r.message ?? ""}`)
+  const message = lines.length > 0 ? lines.join("\n") : undefined
+  const code = failed.length > 0 ? ExitCodes.failure : reconnect.length > 0 ? ExitCodes.needsReconnect : ExitCodes.ok
+  return { code, message }
+}
+
+/** Prints the summary on stdout and ends with the run's exit code (its reasons on stderr). */
 export const reportAndExit = (reports: ReadonlyArray<AccountReport>) =>
   Effect.gen(function* () {
     yield* Console.log(renderSummary(reports))
-    const failed = reports.filter((r) => r.outcome === "failed")
-    const reconnect = reports.filter((r) => r.outcome === "needs-reconnect")
-    const lines: Array<string> = []
-    for (const r of failed) lines.push(`failed: ${r.accountId}${r.accountName ? ` (${r.accountName})` : ""}: ${r.message ?? "see the log"}`)
-    if (reconnect.length > 0) {
-      lines.push("these accounts need reconnecting (run `account-sync connect`):")
-      for (const r of reconnect) lines.push(`  ${r.accountId}${r.accountName ? ` (${r.accountName})` : ""}: ${r.message ?? "revoked"}`)
-    }
-    for (const r of reports.filter((r) => r.outcome === "skipped")) lines.push(`skipped: ${r.accountId}: ${r.message ?? ""}`)
-    const message = lines.length > 0 ? lines.join("\n") : undefined
-    if (failed.length > 0) return yield* new ExitWith({ code: ExitCodes.failure, ...(message ? { message } : {}) })
-    if (reconnect.length > 0) return yield* new ExitWith({ code: ExitCodes.needsReconnect, ...(message ? { message } : {}) })
+    const { code, message } = runExit(reports)
+    if (code !== ExitCodes.ok) return yield* new ExitWith({ code, ...(message ? { message } : {}) })
     if (message) yield* Console.error(message)
   })

@@ -27,7 +27,11 @@ export interface PageQuery {
   readonly sort: ReadonlyArray<SortSpec>
   readonly first: number
   readonly after?: string
+  /** Start at this position of the matching rows (0-based); `after` is ignored when given. */
+  readonly offset?: number
   readonly created?: CreatedRange
+  /** Only these job indices (an `ids` filter). */
+  readonly only?: ReadonlySet<number>
 }
 
 export interface Page {
@@ -266,10 +270,11 @@ export class JobStore {
   page(query: PageQuery): Page {
     const signature = query.sort.map((s) => `${s.key}:${s.direction}`).join(",") || "DEFAULT"
     const [lo, hi] = this.createdRange(query.created)
-    const inRange = (i: number) => i >= lo && i < hi && !this.deleted.has(i)
+    const only = query.only
+    const inRange = (i: number) => i >= lo && i < hi && !this.deleted.has(i) && (only === undefined || only.has(i))
     const cursorOf = (index: number): string =>
       Buffer.from(JSON.stringify({ o: signature, v: query.sort.map((s) => this.keyValue(s.key, index)), i: index })).toString("base64url")
-    const after = query.after === undefined ? undefined : this.decodeCursor(query.after, signature, query.sort.length)
+    const after = query.after === undefined || query.offset !== undefined ? undefined : this.decodeCursor(query.after, signature, query.sort.length)
 
     // the order as a sequence of positions: at(p) is the job index at position p
     const natural = JobStore.natural(query.sort)
@@ -291,6 +296,10 @@ export class JobStore {
       start = after ? this.firstAfter(idx, query.sort, after) : 0
     }
 
+    if (query.offset !== undefined) {
+      start = 0
+      for (let skipped = 0; start < length && skipped < query.offset; start++) if (inRange(at(start))) skipped++
+    }
     const indices: Array<number> = []
     let p = start
     for (; p < length && indices.length < query.first; p++) {

@@ -30,12 +30,12 @@ export interface JobsConnection {
 }
 
 export const jobsConnection = (args: Record<string, unknown>, store: JobStore, maxPageSize: number): JobsConnection => {
-  for (const name of ["before", "last", "offset", "searchTerm"]) if (args[name] !== undefined && args[name] !== null) throw notSupported(name)
+  for (const name of ["before", "last", "searchTerm"]) if (args[name] !== undefined && args[name] !== null) throw notSupported(name)
   let created: CreatedRange | undefined
   const filter = args.filter as Record<string, unknown> | null | undefined
   if (filter) {
     for (const [name, value] of Object.entries(filter)) {
-      if (name !== "createdAt" && value !== undefined && value !== null) throw notSupported(`filter.${name}`)
+      if (name !== "createdAt" && name !== "ids" && value !== undefined && value !== null) throw notSupported(`filter.${name}`)
     }
     const range = filter.createdAt as Record<string, unknown> | null | undefined
     if (range) {
@@ -46,6 +46,8 @@ export const jobsConnection = (args: Record<string, unknown>, store: JobStore, m
       }
     }
   }
+  const ids = filter?.ids as ReadonlyArray<string> | null | undefined
+  const only = ids ? new Set(ids.flatMap((id) => { const i = store.indexOfId(id); return i === undefined ? [] : [i] })) : undefined
   const sort = ((args.sort as Array<{ key: string; direction: "ASCENDING" | "DESCENDING" }> | null | undefined) ?? []).map((s): SortSpec => {
     if (!supportedSortKeys.includes(s.key as SortKey)) throw notSupported(`sort.key ${s.key}`)
     return { key: s.key as SortKey, direction: s.direction }
@@ -57,7 +59,16 @@ export const jobsConnection = (args: Record<string, unknown>, store: JobStore, m
   }
   let page
   try {
-    page = store.page({ sort, first, ...(typeof args.after === "string" ? { after: args.after } : {}), ...(created ? { created } : {}) })
+    const offset = args.offset as number | null | undefined
+    if (offset !== undefined && offset !== null && offset < 0) throw new JobsArgumentError(`offset: must be >= 0, got ${offset}`, "INVALID_ARGUMENT", { argument: "offset" })
+    page = store.page({
+      sort,
+      first,
+      ...(typeof args.after === "string" ? { after: args.after } : {}),
+      ...(typeof offset === "number" ? { offset } : {}),
+      ...(created ? { created } : {}),
+      ...(only ? { only } : {})
+    })
   } catch (e) {
     if (e instanceof CursorRejected) throw new JobsArgumentError(e.reason, "INVALID_CURSOR", { argument: "after" })
     throw e

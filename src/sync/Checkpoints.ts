@@ -1,13 +1,16 @@
 import { SqlClient, type SqlError, SqlSchema } from "@effect/sql"
 import { Context, Effect, Layer, Option, Schema } from "effect"
-import { retryOnConnectionLoss } from "../db/connectionRetry.js"
+import { retryingOnConnectionLoss } from "../db/connectionRetry.js"
 import { rowsOrDie } from "../db/rows.js"
 import type { Checkpoint, PassKind } from "./model.js"
 import type { AnyStream } from "./streams/Stream.js"
 
 const CheckpointRow = Schema.Struct({
   pass_kind: Schema.NullOr(Schema.Literal("full", "incremental")),
-  cursor: Schema.NullOr(Schema.String),
+  position: Schema.NullOr(Schema.Number),
+  anchors: Schema.NullOr(Schema.Array(Schema.String)),
+  shifted: Schema.Boolean,
+  tracks_seen: Schema.Boolean,
   pass_started_at: Schema.NullOr(Schema.DateFromSelf),
   high_water_mark: Schema.NullOr(Schema.DateFromSelf),
   last_full_pass_at: Schema.NullOr(Schema.DateFromSelf)
@@ -15,24 +18,26 @@ const CheckpointRow = Schema.Struct({
 
 const toCheckpoint = (r: typeof CheckpointRow.Type): Checkpoint => ({
   passKind: r.pass_kind,
-  cursor: r.cursor,
+  position: r.position ?? 0,
+  anchors: r.anchors ?? [],
+  shifted: r.shifted,
+  tracksSeen: r.tracks_seen,
   passStartedAt: r.pass_started_at,
   highWaterMark: r.high_water_mark,
   lastFullPassAt: r.last_full_pass_at
 })
 
+const CountRow = Schema.Struct({ n: Schema.Number })
+
 export interface BegunPass {
-  /** Where to page from (null: the start). */
-  readonly cursor: string | null
   /** A full pass in progress was picked up where its last committed page left it. */
   readonly resumed: boolean
   readonly checkpoint: Checkpoint
 }
 
 /**
- * The pass lifecycle of each account and stream (`sync_checkpoints`, `sync_pass_seen`): begin (or resume), and
- * finish. Each page moves the checkpoint in the page's own statement (landing/steps.ts); `finish` runs in the
- * transaction of the pass's last page.
+ * The pass lifecycle of each account and stream (`sync_checkpoints`, `sync_pass_seen`): begin (or resume), the ids a
+ * full pass saw, and finish. Each page moves the checkpoint in the page's own statement (landing/steps.ts).
  */
 export class Checkpoints extends Context.Tag("account-sync/Checkpoints")<
   Checkpoints,
@@ -41,8 +46,8 @@ export class Checkpoints extends Context.Tag("account-sync/Checkpoints")<
     /**
      * Starts a pass, or resumes the full pass in progress (unless `restart`). Starting a full pass forgets the ids a
      * previous unfinished one had seen; it records the ids it sees only when the account has live rows in the
-     * stream's table (otherwise its end has nothing to sweep). Repeated whole after a lost COMMIT acknowledgement,
-     * it finds the pass it had started (a full one resumes).
+     * stream's table (otherwise every live row at its end is one it landed). Repeated whole after a lost COMMIT
+     * acknowledgement, it finds the pass it had started (a full one resumes).
      */
     readonly begin: (
       accountId: string,
@@ -50,9 +55,14 @@ export class Checkpoints extends Context.Tag("account-sync/Checkpoints")<
       kind: PassKind,
       options?: { readonly restart?: boolean }
     ) => Effect.Effect<BegunPass, SqlError.SqlError>
+    /** How many distinct rows the full pass in progress landed (its seen ids, or the live rows when it records none). */
+    readonly seenCount: (accountId: string, stream: AnyStream) => Effect.Effect<number, SqlError.SqlError>
+    /** The seen ids start over, recorded from now on: a listing of the connection replaces what the pass saw. */
+    readonly restartSeen: (accountId: string, stream: string) => Effect.Effect<void, SqlError.SqlError>
+    readonly recordSeen: (accountId: string, stream: string, ids: ReadonlyArray<string>) => Effect.Effect<void, SqlError.SqlError>
     /**
-     * The end of a pass, inside the transaction of its last page: an incremental pass moves the mark (never past its
-     * own start); a full pass forgets its seen ids and records when it started as the last full pass.
+     * The end of a pass, inside the transaction that ends it: an incremental pass moves the mark (never past its own
+     * start); a full pass forgets its seen ids and records when it started as the last full pass.
      */
     readonly finish: (accountId: string, stream: string, kind: PassKind, highWaterMark: string | null) => Effect.Effect<void, SqlError.SqlError>
   }
@@ -66,49 +76,78 @@ export const CheckpointsLive = Layer.effect(
       Request: Schema.Struct({ accountId: Schema.String, stream: Schema.String }),
       Result: CheckpointRow,
       execute: ({ accountId, stream }) => sql`
-        SELECT pass_kind, cursor, pass_started_at, high_water_mark, last_full_pass_at
+        SELECT pass_kind, position, anchors, shifted, tracks_seen, pass_started_at, high_water_mark, last_full_pass_at
         FROM sync_checkpoints WHERE account_id = ${accountId} AND stream = ${stream}`
     })
     const readOnce = (accountId: string, stream: string) => Effect.map(rowsOrDie(find({ accountId, stream })), Option.map(toCheckpoint))
+    const countSeen = SqlSchema.single({
+      Request: Schema.Struct({ accountId: Schema.String, stream: Schema.String, table: Schema.String }),
+      Result: CountRow,
+      execute: ({ accountId, stream, table }) => sql`
+        SELECT CASE WHEN c.tracks_seen
+          THEN (SELECT count(*) FROM sync_pass_seen s WHERE s.account_id = c.account_id AND s.stream = c.stream)
+          ELSE (SELECT count(*) FROM ${sql(table)} t WHERE t.account_id = c.account_id AND t.deleted_at IS NULL) END::int AS n
+        FROM sync_checkpoints c WHERE c.account_id = ${accountId} AND c.stream = ${stream}`
+    })
 
     const begin = (accountId: string, stream: AnyStream, kind: PassKind, options?: { readonly restart?: boolean }) =>
       sql.withTransaction(
         Effect.gen(function* () {
           const current = yield* readOnce(accountId, stream.name)
           if (kind === "full" && !options?.restart && Option.isSome(current) && current.value.passKind === "full") {
-            return { cursor: current.value.cursor, resumed: true, checkpoint: current.value }
+            return { resumed: true, checkpoint: current.value }
           }
           if (kind === "full") yield* sql`DELETE FROM sync_pass_seen WHERE account_id = ${accountId} AND stream = ${stream.name}`
           const tracksSeen =
             kind === "full" ? sql`EXISTS (SELECT 1 FROM ${sql(stream.table)} WHERE account_id = ${accountId} AND deleted_at IS NULL)` : sql`false`
           yield* sql`
-            INSERT INTO sync_checkpoints (account_id, stream, pass_kind, cursor, pass_started_at, tracks_seen, updated_at)
-            VALUES (${accountId}, ${stream.name}, ${kind}, NULL, now(), ${tracksSeen}, now())
+            INSERT INTO sync_checkpoints (account_id, stream, pass_kind, position, anchors, shifted, pass_started_at, tracks_seen, updated_at)
+            VALUES (${accountId}, ${stream.name}, ${kind}, 0, NULL, false, now(), ${tracksSeen}, now())
             ON CONFLICT (account_id, stream) DO UPDATE SET
-              pass_kind = EXCLUDED.pass_kind, cursor = NULL, pass_started_at = now(), tracks_seen = EXCLUDED.tracks_seen,
-              updated_at = now()`
+              pass_kind = EXCLUDED.pass_kind, position = 0, anchors = NULL, shifted = false, pass_started_at = now(),
+              tracks_seen = EXCLUDED.tracks_seen, updated_at = now()`
           const started = yield* readOnce(accountId, stream.name)
-          return { cursor: null, resumed: false, checkpoint: Option.getOrThrow(started) }
+          return { resumed: false, checkpoint: Option.getOrThrow(started) }
         })
       )
+
+    const seenCount = (accountId: string, stream: AnyStream) =>
+      Effect.map(rowsOrDie(countSeen({ accountId, stream: stream.name, table: stream.table })), (row) => row.n)
 
     const finish = (accountId: string, stream: string, kind: PassKind, highWaterMark: string | null) =>
       kind === "incremental"
         ? Effect.asVoid(sql`
-            UPDATE sync_checkpoints SET pass_kind = NULL, cursor = NULL,
+            UPDATE sync_checkpoints SET pass_kind = NULL, position = NULL, anchors = NULL, shifted = false,
               high_water_mark = GREATEST(high_water_mark, LEAST(${highWaterMark}::timestamptz, pass_started_at)), updated_at = now()
             WHERE account_id = ${accountId} AND stream = ${stream}`)
         : Effect.zipRight(
             sql`DELETE FROM sync_pass_seen WHERE account_id = ${accountId} AND stream = ${stream}`,
             Effect.asVoid(sql`
-              UPDATE sync_checkpoints SET pass_kind = NULL, cursor = NULL, last_full_pass_at = pass_started_at, updated_at = now()
+              UPDATE sync_checkpoints SET pass_kind = NULL, position = NULL, anchors = NULL, shifted = false,
+                last_full_pass_at = pass_started_at, updated_at = now()
               WHERE account_id = ${accountId} AND stream = ${stream}`)
           )
 
     return Checkpoints.of({
-      read: (accountId, stream) => retryOnConnectionLoss(readOnce(accountId, stream)),
-      begin: (accountId, stream, kind, options) => retryOnConnectionLoss(begin(accountId, stream, kind, options)),
-      // inside the last page's transaction: that transaction is retried whole
+      // each a statement or a transaction of its own: harmless to repeat on a new session
+      ...retryingOnConnectionLoss({
+        read: (accountId: string, stream: string) => readOnce(accountId, stream),
+        begin: (accountId: string, stream: AnyStream, kind: PassKind, options?: { readonly restart?: boolean }) => begin(accountId, stream, kind, options),
+        seenCount,
+        restartSeen: (accountId: string, stream: string) =>
+          sql.withTransaction(
+            Effect.zipRight(
+              sql`DELETE FROM sync_pass_seen WHERE account_id = ${accountId} AND stream = ${stream}`,
+              Effect.asVoid(sql`UPDATE sync_checkpoints SET tracks_seen = true WHERE account_id = ${accountId} AND stream = ${stream}`)
+            )
+          ),
+        recordSeen: (accountId: string, stream: string, ids: ReadonlyArray<string>) =>
+          Effect.asVoid(sql`
+            INSERT INTO sync_pass_seen (account_id, stream, id)
+            SELECT ${accountId}, ${stream}, id FROM unnest(${ids}::text[]) AS id
+            ON CONFLICT DO NOTHING`)
+      }),
+      // inside the transaction that ends the pass: that transaction is retried whole
       finish
     })
   })

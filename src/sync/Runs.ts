@@ -13,9 +13,23 @@ export interface RunCounts {
   readonly costPoints: number
   readonly throttleWaitMs: number
   readonly throttled: number
+  /** Points spent on being exact: rows read again to join pages, pages asked again, the end-of-pass checks. */
+  readonly overheadPoints: number
+  /** Rows about to be marked deleted that the end-of-pass check found alive at the service. */
+  readonly rowsConfirmed: number
 }
 
-export const zeroCounts: RunCounts = { pages: 0, rows: 0, rowsWritten: 0, rowsDeleted: 0, costPoints: 0, throttleWaitMs: 0, throttled: 0 }
+export const zeroCounts: RunCounts = {
+  pages: 0,
+  rows: 0,
+  rowsWritten: 0,
+  rowsDeleted: 0,
+  costPoints: 0,
+  throttleWaitMs: 0,
+  throttled: 0,
+  overheadPoints: 0,
+  rowsConfirmed: 0
+}
 
 export interface RunsShape {
   readonly start: (accountId: string, stream: string, kind: PassKind) => Effect.Effect<number, SqlError.SqlError>
@@ -64,13 +78,15 @@ export const RunsLive = Layer.effect(
         progress: (runId: number, c: RunCounts) =>
           Effect.asVoid(sql`
             UPDATE sync_runs SET pages = ${c.pages}, rows = ${c.rows}, rows_written = ${c.rowsWritten},
-              cost_points = ${Math.round(c.costPoints)}, throttle_wait_ms = ${Math.round(c.throttleWaitMs)}, throttled = ${c.throttled}
+              cost_points = ${Math.round(c.costPoints)}, throttle_wait_ms = ${Math.round(c.throttleWaitMs)}, throttled = ${c.throttled},
+              overhead_points = ${Math.round(c.overheadPoints)}
             WHERE id = ${runId}`),
         finish: (runId: number, outcome: RunOutcome, c: RunCounts, error?: string) =>
           Effect.asVoid(sql`
             UPDATE sync_runs SET finished_at = now(), outcome = ${outcome}, pages = ${c.pages}, rows = ${c.rows},
               rows_written = ${c.rowsWritten}, rows_deleted = ${c.rowsDeleted}, cost_points = ${Math.round(c.costPoints)},
-              throttle_wait_ms = ${Math.round(c.throttleWaitMs)}, throttled = ${c.throttled}, error = ${error ?? null}
+              throttle_wait_ms = ${Math.round(c.throttleWaitMs)}, throttled = ${c.throttled}, overhead_points = ${Math.round(c.overheadPoints)},
+              rows_confirmed = ${c.rowsConfirmed}, error = ${error ?? null}
             WHERE id = ${runId}`),
         skipped: (accountId: string, stream: string, kind: PassKind, reason: string) =>
           Effect.asVoid(sql`

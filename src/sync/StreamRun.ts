@@ -8,6 +8,7 @@ import { Checkpoints } from "./Checkpoints.js"
 import type { PageSummary } from "./Incremental.js"
 import type { Page, PassKind } from "./model.js"
 import { pageBatches, Pager } from "./Pager.js"
+import { PassEnd } from "./PassEnd.js"
 import { batchHighWater, decidePass, type Mode, newestOf, passKindOf } from "./PassPlan.js"
 import { Progress } from "./Progress.js"
 import { type Classified, classify, type RunOutcome, type StreamError } from "./RunOutcome.js"
@@ -51,6 +52,9 @@ export class StreamRun extends Context.Tag("account-sync/StreamRun")<
 /** Ms between two writes of a run's counts to `sync_runs` while it goes (its end writes the final counts). */
 const progressEveryMs = 1000
 
+/** Ids of a batch's last page kept in the checkpoint: what a resumed pass joins its first page on. */
+const anchorsKept = 20
+
 export const StreamRunLive = Layer.effect(
   StreamRun,
   Effect.gen(function* () {
@@ -58,6 +62,7 @@ export const StreamRunLive = Layer.effect(
     const warehouse = yield* Warehouse
     const runs = yield* Runs
     const pager = yield* Pager
+    const passEnd = yield* PassEnd
     const budget = yield* CostBudget
     const progress = yield* Progress
     const settings = yield* SyncSettings
@@ -106,10 +111,12 @@ export const StreamRunLive = Layer.effect(
         const body = Effect.gen(function* () {
           const begun = yield* checkpoints.begin(accountId, stream, kind, { restart: restart && mode === "backfill" })
           yield* Ref.set(resumed, begun.resumed)
-          if (begun.resumed) yield* Effect.logInfo(`resuming the full pass from its checkpoint`)
+          if (begun.resumed) yield* Effect.logInfo(`resuming the full pass from its checkpoint (row ${begun.checkpoint.position})`)
           let passNewest: number | undefined
+          let shifted = begun.checkpoint.shifted
+          let reachedEnd = false
           let progressWrittenAt = now
-          const source = pager.pages({ credentials, stream, variables, after: begun.cursor })
+          const source = pager.pages({ credentials, stream, variables, position: begun.checkpoint.position, anchors: begun.checkpoint.anchors })
           yield* pageBatches(source, { prefetch }).pipe(
             Stream.mapEffect((batch) =>
               Effect.gen(function* () {
@@ -118,52 +125,60 @@ export const StreamRunLive = Layer.effect(
                 let finishesPass = false
                 let batchNewest: number | undefined
                 for (const page of batch) {
+                  const fresh = page.nodes.slice(page.newFrom)
                   const summary: PageSummary = {
-                    updatedAtMs: stream.updatedAt ? page.nodes.map((n) => Date.parse(stream.updatedAt!(n.node))) : [],
-                    hasNextPage: page.hasNextPage
+                    updatedAtMs: stream.updatedAt ? fresh.map((n) => Date.parse(stream.updatedAt!(n.node))) : [],
+                    hasNextPage: page.mayHaveMore
                   }
                   const newest = newestOf(summary.updatedAtMs)
                   if (newest !== undefined) {
                     passNewest = Math.max(passNewest ?? newest, newest)
                     batchNewest = Math.max(batchNewest ?? newest, newest)
                   }
+                  shifted ||= page.shifted
                   landing.push(page)
-                  if (!page.hasNextPage || endsAfter(summary)) {
+                  if (!page.mayHaveMore || endsAfter(summary)) {
                     finishesPass = true
+                    reachedEnd = !page.mayHaveMore
                     break
                   }
                 }
-                const nodes = landing.length === 1 ? landing[0]!.nodes : landing.flatMap((page) => page.nodes)
-                // an empty last page has no endCursor: the batch's cursor is the last one a page had
-                const endCursor = landing.reduce<string | null>((cursor, page) => page.endCursor ?? cursor, null)
+                const last = landing[landing.length - 1]!
+                // the rows read again to join are landed again too (unchanged, they are not rewritten): the bodies stay usable
+                const nodes = landing.length === 1 ? last.nodes : landing.flatMap((page) => page.nodes)
+                const fresh = landing.reduce((n, page) => n + page.nodes.length - page.newFrom, 0)
                 const highWater = batchHighWater(kind, batchNewest, passNewest)
                 // a committed batch is counted even when the run is being interrupted, so the run's row tells the truth
                 const c = yield* warehouse
                   .land({
                     accountId,
                     stream,
-                    kind,
                     nodes,
                     bodies: landing.map((page) => page.body),
-                    endCursor,
-                    finishesPass,
-                    highWaterMark: highWater === undefined ? null : new Date(highWater).toISOString()
+                    pass: {
+                      kind,
+                      position: last.position,
+                      anchors: last.nodes.slice(-anchorsKept).map((n) => n.node.id),
+                      shifted,
+                      highWaterMark: highWater === undefined ? null : new Date(highWater).toISOString()
+                    },
+                    endsPass: finishesPass && kind === "incremental"
                   })
                   .pipe(
-                    Effect.tap((landed) =>
+                    Effect.tap((written) =>
                       Effect.all([
                         Metric.incrementBy(Metrics.forAccount(Metrics.pagesCommitted, accountId), landing.length),
-                        Metric.incrementBy(Metrics.forAccount(Metrics.rowsUpserted, accountId), landed.written)
+                        Metric.incrementBy(Metrics.forAccount(Metrics.rowsUpserted, accountId), written)
                       ])
                     ),
                     Effect.withSpan("sync.page", { attributes: { accountId, stream: stream.name, pages: landing.length, rows: nodes.length } }),
-                    Effect.flatMap((landed) =>
+                    Effect.flatMap((written) =>
                       Ref.updateAndGet(counts, (c) => ({
                         ...c,
                         pages: c.pages + landing.length,
-                        rows: c.rows + nodes.length,
-                        rowsWritten: c.rowsWritten + landed.written,
-                        rowsDeleted: c.rowsDeleted + landed.deleted
+                        rows: c.rows + fresh,
+                        rowsWritten: c.rowsWritten + written,
+                        overheadPoints: c.overheadPoints + landing.reduce((p, page) => p + page.overheadPoints, 0)
                       }))
                     ),
                     Effect.uninterruptible,
@@ -181,6 +196,15 @@ export const StreamRunLive = Layer.effect(
             Stream.takeUntil((finished) => finished),
             Stream.runDrain
           )
+          if (kind === "full" && reachedEnd) {
+            const end = yield* passEnd.finish({ credentials, stream, variables, shifted, tracksSeen: begun.checkpoint.tracksSeen })
+            yield* Ref.update(counts, (c) => ({
+              ...c,
+              rowsDeleted: c.rowsDeleted + end.deleted,
+              rowsConfirmed: c.rowsConfirmed + end.confirmed,
+              overheadPoints: c.overheadPoints + end.overheadPoints
+            }))
+          }
         })
 
         // recorded as the run ends, however it ends (an interrupted run too: the finalizer runs uninterruptibly)

@@ -4,6 +4,7 @@ import { ServiceClientLive } from "../api/ServiceClient.js"
 import { AccountLocksLive } from "./AccountLocks.js"
 import { CheckpointsLive } from "./Checkpoints.js"
 import { PagerLive } from "./Pager.js"
+import { PassEndLive } from "./PassEnd.js"
 import { RunsLive } from "./Runs.js"
 import { StreamRunLive } from "./StreamRun.js"
 import { SyncRunnerLive } from "./SyncRunner.js"
@@ -17,6 +18,7 @@ import { WarehouseLive } from "./Warehouse.js"
 export const makeSyncEngine = (budget: Layer.Layer<CostBudget> = CostBudgetLive) =>
   SyncRunnerLive.pipe(
     Layer.provideMerge(StreamRunLive),
+    Layer.provideMerge(PassEndLive),
     Layer.provideMerge(Layer.mergeAll(WarehouseLive, PagerLive, RunsLive, AccountLocksLive)),
     Layer.provideMerge(CheckpointsLive),
     Layer.provideMerge(ServiceClientLive),

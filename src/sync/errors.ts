@@ -6,13 +6,13 @@ export class NodeSchemaMismatch extends Data.TaggedError("NodeSchemaMismatch")<{
   readonly stream: string
   /** Path inside the node, e.g. "jobNumber". */
   readonly field: string
-  /** The `after` cursor of the page that carried the node (null: the first page). */
-  readonly cursor: string | null
+  /** The position of the page that carried the node in the pass's order. */
+  readonly position: number
   readonly nodeId: string | undefined
   readonly detail: string
 }> {
   override get message() {
-    return `account ${this.accountId}, stream ${this.stream}: node${this.nodeId ? ` ${this.nodeId}` : ""} field \`${this.field}\`: ${this.detail} (page after cursor ${this.cursor ?? "(start)"}); nothing of that page was stored`
+    return `account ${this.accountId}, stream ${this.stream}: node${this.nodeId ? ` ${this.nodeId}` : ""} field \`${this.field}\`: ${this.detail} (page at position ${this.position}); nothing of that page was stored`
   }
 }
 
@@ -20,10 +20,11 @@ export class NodeSchemaMismatch extends Data.TaggedError("NodeSchemaMismatch")<{
 export class ConnectionShapeInvalid extends Data.TaggedError("ConnectionShapeInvalid")<{
   readonly accountId: string
   readonly stream: string
-  readonly cursor: string | null
+  /** The position of the page, when it was one. */
+  readonly position: number | null
   readonly detail: string
 }> {
   override get message() {
-    return `account ${this.accountId}, stream ${this.stream}: unexpected connection shape (page after cursor ${this.cursor ?? "(start)"}): ${this.detail}`
+    return `account ${this.accountId}, stream ${this.stream}: unexpected connection shape${this.position === null ? "" : ` (page at position ${this.position})`}: ${this.detail}`
   }
 }

@@ -6,8 +6,14 @@ export type PassKind = "full" | "incremental"
 export interface Checkpoint {
   /** The kind of the pass in progress; null when none is. */
   readonly passKind: PassKind | null
-  /** endCursor of the last committed page of the pass in progress. */
-  readonly cursor: string | null
+  /** Rows of the pass's order landed so far by the pass in progress (where its next page starts, less one). */
+  readonly position: number
+  /** The ids of its last landed page, in order: the rows its next page joins on. */
+  readonly anchors: ReadonlyArray<string>
+  /** The list moved under the pass in progress (a page did not start where the last one ended). */
+  readonly shifted: boolean
+  /** The full pass in progress records the ids it sees (false: the account had no live rows when it began). */
+  readonly tracksSeen: boolean
   readonly passStartedAt: Date | null
   /** Newest updatedAt landed (service time), capped at the start of the pass that landed it. */
   readonly highWaterMark: Date | null
@@ -21,16 +27,27 @@ export interface ReceivedNode {
   readonly raw: unknown
 }
 
-/** One page of a stream's connection, as received. */
+/** One page of a stream's connection as received, joined on the rows the pass had landed (see Continuation). */
 export interface Page {
-  /** The cursor the page was asked `after` (null: from the start). */
-  readonly after: string | null
+  /** The position the page was asked from, and its size. */
+  readonly offset: number
   readonly first: number
+  /** Every node of the page, in order. */
   readonly nodes: ReadonlyArray<ReceivedNode>
-  readonly endCursor: string | null
-  readonly hasNextPage: boolean
-  /** The response body the nodes were read from (at `data`, the stream's connection path, `nodes`). */
-  readonly body: string
+  /** Index of the first node the pass had not landed before (the ones before were read again to join). */
+  readonly newFrom: number
+  /** Rows of the order landed once this page is: where the next page starts, less the overlap. */
+  readonly position: number
+  /** A page as long as asked: the connection may go on. */
+  readonly mayHaveMore: boolean
+  /** The response body the nodes were read from (at `data`, the stream's connection path, `nodes`), when they are as received. */
+  readonly body: string | undefined
+  /** The page did not join where it would have, had nothing moved. */
+  readonly shifted: boolean
+  /** Points the service charged for the page. */
+  readonly costPoints: number
+  /** Of those and of pages thrown away to find the join: points spent on rows the pass had already read. */
+  readonly overheadPoints: number
 }
 
 export type Variables = Readonly<Record<string, unknown>>

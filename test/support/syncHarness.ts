@@ -96,3 +96,20 @@ export const expectWarehouseExact = (accountId: string) =>
     expect(duplicates[0]!.n).toBe(0)
     return service.length
   })
+
+/**
+ * The pages a pass reads over an unchanging list of `rows` at page size `first`: each page after the first starts one
+ * row before where the last ended (it joins on a row already landed), and a page shorter than `first` is the last.
+ */
+export const pagesToRead = (rows: number, first: number): number => {
+  let position = 0
+  for (let pages = 1; ; pages++) {
+    const offset = Math.max(0, position - 1)
+    const got = Math.max(0, Math.min(first, rows - offset))
+    position = offset + got
+    if (got < first) return pages
+  }
+}
+
+/** Rows landed after `pages` full pages of `first` (the first page lands `first`, each later one `first - 1` new). */
+export const rowsAfterPages = (pages: number, first: number): number => (pages === 0 ? 0 : first + (pages - 1) * (first - 1))

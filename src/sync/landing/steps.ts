@@ -3,16 +3,27 @@ import type { PassKind } from "../model.js"
 import type { AnyStream, Column } from "../streams/Stream.js"
 import type { PageJson } from "./pageParams.js"
 
+/** Where a batch's pass stands once it lands. */
+export interface PassProgress {
+  readonly kind: PassKind
+  /** Rows of the pass's order landed, and the ids of the last page (the next page joins on them). */
+  readonly position: number
+  readonly anchors: ReadonlyArray<string>
+  /** A page of the batch did not join where it would have, had nothing moved. */
+  readonly shifted: boolean
+  /** The batch's high-water mark (see PassPlan.batchHighWater), service time. */
+  readonly highWaterMark: string | null
+}
+
 /** Everything one page statement lands: the values its steps take as parameters. */
 export interface PageValues {
   readonly accountId: string
   readonly stream: AnyStream
-  readonly kind: PassKind
   readonly page: PageJson
-  /** The batch's endCursor; null (an empty last page) keeps the stored one. */
-  readonly endCursor: string | null
-  /** The batch's high-water mark (see PassPlan.batchHighWater), service time. */
-  readonly highWaterMark: string | null
+  /** The pass the rows belong to; undefined: rows read outside a pass (a re-read before a sweep, a change event). */
+  readonly pass: PassProgress | undefined
+  /** Whether the ids go to the pass's seen ids (a full pass, and rows re-read before its sweep). */
+  readonly recordSeen: boolean
 }
 
 /**
@@ -25,20 +36,27 @@ export interface LandingStep {
 }
 
 /**
- * `pass`: the checkpoint of the pass in progress moves to the batch's cursor (and, in a full pass, the mark to the
- * batch's newest updatedAt, never past the pass's start). It matches only while a pass of this kind is in progress,
- * and every other step depends on it: a page of a pass that ended is a retry of a page whose COMMIT went through but
- * whose acknowledgement was lost; it landed already, and landing a last page twice would sweep twice.
+ * `pass`: the checkpoint of the pass in progress moves to the batch's position and anchors (and, in a full pass, the
+ * mark to the batch's newest updatedAt, never past the pass's start). It matches only while a pass of this kind is in
+ * progress, and every other step depends on it: a page of a pass that ended is a retry of a page whose COMMIT went
+ * through but whose acknowledgement was lost; it landed already. Rows landed outside a pass always land; `pass` then
+ * says whether the stream's pass in progress records seen ids.
  */
 export const checkpointStep: LandingStep = {
   name: "pass",
-  sql: (sql, v) => sql`
+  sql: (sql, v) =>
+    v.pass === undefined
+      ? sql`SELECT tracks_seen FROM sync_checkpoints WHERE account_id = ${v.accountId} AND stream = ${v.stream.name}
+          UNION ALL SELECT false WHERE NOT EXISTS (SELECT 1 FROM sync_checkpoints WHERE account_id = ${v.accountId} AND stream = ${v.stream.name})`
+      : sql`
     UPDATE sync_checkpoints SET
-      cursor = COALESCE(${v.endCursor}, cursor),
-      high_water_mark = CASE WHEN ${v.kind} = 'full'
-        THEN LEAST(GREATEST(high_water_mark, ${v.highWaterMark}::timestamptz), pass_started_at) ELSE high_water_mark END,
+      position = ${v.pass.position},
+      anchors = ${JSON.stringify(v.pass.anchors)}::jsonb,
+      shifted = shifted OR ${v.pass.shifted},
+      high_water_mark = CASE WHEN ${v.pass.kind} = 'full'
+        THEN LEAST(GREATEST(high_water_mark, ${v.pass.highWaterMark}::timestamptz), pass_started_at) ELSE high_water_mark END,
       updated_at = now()
-    WHERE account_id = ${v.accountId} AND stream = ${v.stream.name} AND pass_kind = ${v.kind}
+    WHERE account_id = ${v.accountId} AND stream = ${v.stream.name} AND pass_kind = ${v.pass.kind}
     RETURNING tracks_seen`
 }
 
@@ -106,13 +124,13 @@ export const upsertStep: LandingStep = {
   }
 }
 
-/** `seen`: the ids a full pass saw, for its end-of-pass sweep (only when the pass records them). */
+/** `seen`: the ids a full pass saw (or re-read before its sweep), for the sweep (only when the pass records them). */
 export const seenStep: LandingStep = {
   name: "seen",
   sql: (sql, v) => sql`
     INSERT INTO sync_pass_seen (account_id, stream, id)
     SELECT ${v.accountId}, ${v.stream.name}, node ->> 'id' FROM page
-    WHERE ${v.kind} = 'full' AND (SELECT tracks_seen FROM pass)
+    WHERE ${v.recordSeen} AND (SELECT tracks_seen FROM pass)
     ON CONFLICT DO NOTHING`
 }
 

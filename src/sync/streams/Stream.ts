@@ -37,6 +37,8 @@ export interface StreamSpec<Fields extends Schema.Struct.Fields> {
   readonly incremental: Incremental
   /** How often a full pass runs (default: SYNC_FULL_PASS_EVERY). */
   readonly fullPassEvery?: Duration.Duration
+  /** Variables that select exactly these rows, when the connection filters by id (`{ filter: { ids } }`). */
+  readonly lookup?: (ids: ReadonlyArray<string>) => Variables
   /** The largest `first` the service accepts (100). */
   readonly maxPageSize?: number
 }
@@ -54,8 +56,14 @@ export interface StreamDefinition<Node extends { readonly id: string } = { reado
   readonly node: Schema.Schema<Node, any>
   /** Mapped columns besides `account_id` and `id` (and raw, first_seen_at, synced_at, deleted_at). */
   readonly columns: ReadonlyArray<Column>
-  /** The page query: `$first: Int!`, `$after: String`, and `$sort`/`$filter` where the connection has them. */
+  /** The page query: `$first: Int!`, `$offset: Int!`, and `$sort`/`$filter` where the connection has them. */
   readonly document: DocumentNode
+  /** The same pages with nothing but each node's id (a listing to check a pass against, at a point a row). */
+  readonly idsDocument: DocumentNode
+  /** The number of rows in the connection (`$filter` where it has one). */
+  readonly countDocument: DocumentNode
+  /** Variables that select exactly these rows (an `ids` filter), when the connection has one. */
+  readonly lookup: ((ids: ReadonlyArray<string>) => Variables) | undefined
   /** Where the connection is in `data`. */
   readonly connectionPath: ReadonlyArray<string>
   readonly maxPageSize: number
@@ -161,21 +169,36 @@ const derive = (
 
 const pascal = (name: string) => name.replace(/(^|_)([a-z])/g, (_, __, c: string) => c.toUpperCase())
 
-/** The page query of a connection: nodes with `selection` and pageInfo, paged by `first`/`after`, ordered and filtered by variables. */
-const pageDocument = (name: string, connection: string, selection: string): DocumentNode => {
+/** The root field's own arguments a stream's queries pass through as variables: its order and its filter. */
+const passedArguments = (connection: string) => {
   const root = graphqlField(serviceSchema().getQueryType() ?? undefined, connection, `(root) ${connection}`)
-  const optional = ["sort", "filter"].flatMap((arg) => {
+  return ["sort", "filter"].flatMap((arg) => {
     const a = root.args.find((x) => x.name === arg)
     return a ? [{ name: arg, type: String(a.type) }] : []
   })
-  const declared = ["$first: Int!", "$after: String", ...optional.map((a) => `$${a.name}: ${a.type}`)].join(", ")
-  const passed = ["first: $first", "after: $after", ...optional.map((a) => `${a.name}: $${a.name}`)].join(", ")
-  return parse(`query ${pascal(name)}Page(${declared}) {
-  ${connection}(${passed}) {
-    nodes { ${selection} }
-    pageInfo { hasNextPage endCursor }
-  }
-}`)
+}
+
+/**
+ * A query over the stream's connection: `first` rows from position `offset` (positions, not cursors: a pass checks
+ * that each page joins the rows it already has, whatever the service's cursors are), in the order and filter of the
+ * pass, selecting `selection` of each node. No pageInfo: a page shorter than `first` is the last (pageInfo would cost
+ * its fields once per row slot).
+ */
+const connectionQuery = (operation: string, connection: string, selection: string): DocumentNode => {
+  const passed = passedArguments(connection)
+  const declared = ["$first: Int!", "$offset: Int!", ...passed.map((a) => `$${a.name}: ${a.type}`)].join(", ")
+  const args = ["first: $first", "offset: $offset", ...passed.map((a) => `${a.name}: $${a.name}`)].join(", ")
+  return parse(`query ${operation}(${declared}) { ${connection}(${args}) { nodes { ${selection} } } }`)
+}
+
+/** How many rows the connection holds in the pass's filter (`first: 1`: the cheapest page that carries the count). */
+const countQuery = (operation: string, connection: string): DocumentNode => {
+  const filter = passedArguments(connection).find((a) => a.name === "filter")
+  return parse(
+    filter
+      ? `query ${operation}($filter: ${filter.type}) { ${connection}(first: 1, filter: $filter) { totalCount } }`
+      : `query ${operation} { ${connection}(first: 1) { totalCount } }`
+  )
 }
 
 /** A stream from its spec: node Schema, columns, selection and document derived from `fields`, checked against the schema. */
@@ -194,7 +217,10 @@ export const define = <Fields extends Schema.Struct.Fields & { readonly id: Sche
     nodeType: spec.nodeType,
     node: node as unknown as Schema.Schema<Schema.Struct.Type<Fields> & { readonly id: string }, any>,
     columns,
-    document: pageDocument(spec.name, spec.connection, selection),
+    document: connectionQuery(`${pascal(spec.name)}Page`, spec.connection, selection),
+    idsDocument: connectionQuery(`${pascal(spec.name)}Ids`, spec.connection, "id"),
+    countDocument: countQuery(`${pascal(spec.name)}Count`, spec.connection),
+    lookup: spec.lookup,
     connectionPath: [spec.connection],
     maxPageSize: spec.maxPageSize ?? 100,
     fullPass: spec.fullPass,

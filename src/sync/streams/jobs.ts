@@ -40,7 +40,8 @@ export const jobsStream = define({
   },
   // job numbers do not change when a job is edited, so a full pass never loses a row to a reorder
   fullPass: { sort: [{ key: "JOB_NUMBER", direction: "ASCENDING" }] },
-  incremental: newestFirst({ sort: [{ key: "UPDATED_AT", direction: "DESCENDING" }] })
+  incremental: newestFirst({ sort: [{ key: "UPDATED_AT", direction: "DESCENDING" }] }),
+  lookup: (ids) => ({ filter: { ids } })
 })
 
 export type JobNode = Schema.Schema.Type<typeof jobsStream.node>

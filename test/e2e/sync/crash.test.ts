@@ -40,11 +40,12 @@ layer(syncHarness({ accounts: 1, jobs: 3000, limits: { maxPoints: 10_000, restor
       const atKill = yield* count
       expect(atKill).toBeGreaterThanOrEqual(800)
       expect(atKill).toBeLessThan(3000)
-      // whatever was committed is whole pages, each with its cursor
-      const [checkpoint] = yield* sql<{ pass_kind: string; cursor: string | null }>`
-        SELECT pass_kind, cursor FROM sync_checkpoints WHERE account_id = ${accountId}`
+      // whatever was committed is whole pages, each with its checkpoint: the rows landed are the position reached
+      const [checkpoint] = yield* sql<{ pass_kind: string; position: number; anchors: ReadonlyArray<string> }>`
+        SELECT pass_kind, position, anchors FROM sync_checkpoints WHERE account_id = ${accountId}`
       expect(checkpoint!.pass_kind).toBe("full")
-      expect(checkpoint!.cursor).not.toBeNull()
+      expect(checkpoint!.position).toBe(yield* count)
+      expect(checkpoint!.anchors.length).toBeGreaterThan(0)
 
       const done = yield* Effect.flatMap(spawnCli(["backfill"], env), (second) => second.exit)
       expect(done.code, done.stderr).toBe(0)

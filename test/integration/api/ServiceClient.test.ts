@@ -42,25 +42,25 @@ layer(syncHarness({ accounts: 1, jobs: 300 }), { timeout: 60_000, excludeTestSer
   it.effect("answers data with its cost; classifies 401, query errors and throttling without retrying them", () =>
     Effect.gen(function* () {
       const { accountId, token, client, admin, app } = yield* setup
-      const ok = yield* client.executeWithToken(token, JobsPageQuery, { first: 10 })
+      const ok = yield* client.executeWithToken(token, JobsPageQuery, { first: 10, offset: 0 })
       expect((ok.data as { jobs: { nodes: Array<unknown> } }).jobs.nodes).toHaveLength(10)
-      expect(ok.cost?.requestedQueryCost).toBe(1 + 10 * 31)
+      expect(ok.cost?.requestedQueryCost).toBe(1 + 10 * 28)
       expect(ok.cost?.throttleStatus.maximumAvailable).toBe(10_000)
 
       yield* admin.resetStats()
       const bad = yield* Effect.flip(client.executeWithToken(Redacted.make("not-a-token"), AccountQuery))
       expect(bad._tag).toBe("GraphqlTokenInvalid")
 
-      const tooBig = yield* Effect.flip(client.executeWithToken(token, JobsPageQuery, { first: 101 }))
+      const tooBig = yield* Effect.flip(client.executeWithToken(token, JobsPageQuery, { first: 101, offset: 0 }))
       expect(tooBig._tag).toBe("QueryFailed")
       const unsupported = yield* Effect.flip(client.executeWithToken(token, SearchJobs, { first: 5 }))
       expect(unsupported).toMatchObject({ _tag: "QueryFailed", code: "ARGUMENT_NOT_SUPPORTED", operation: "SearchJobs" })
       expect(unsupported.message).toContain("searchTerm")
 
       yield* admin.setLimits({ clientId: app.clientId, accountId, maxPoints: 100, restoreRate: 10 })
-      const throttled = yield* Effect.flip(client.executeWithToken(token, JobsPageQuery, { first: 100 }))
+      const throttled = yield* Effect.flip(client.executeWithToken(token, JobsPageQuery, { first: 100, offset: 0 }))
       expect(throttled._tag).toBe("Throttled")
-      if (throttled._tag === "Throttled") expect(throttled.cost?.requestedQueryCost).toBe(3101)
+      if (throttled._tag === "Throttled") expect(throttled.cost?.requestedQueryCost).toBe(2801)
       yield* admin.setLimits({ clientId: app.clientId, accountId, maxPoints: 10_000, restoreRate: 100_000 })
       // none of these was retried: one request each
       expect((yield* admin.stats()).graphqlRequests).toBe(4)
@@ -72,7 +72,7 @@ layer(syncHarness({ accounts: 1, jobs: 300 }), { timeout: 60_000, excludeTestSer
       const { accountId, client, admin } = yield* setup
       const limited = yield* admin.createApp({ clientId: "limited-app", clientSecret: "s3cret-limited", redirectUri: "http://127.0.0.1:1/cb", scopes: [] })
       const { accessToken } = yield* admin.startSandboxSession(limited.clientId, accountId)
-      const denied = yield* Effect.flip(client.executeWithToken(Redacted.make(accessToken), JobsPageQuery, { first: 5 }))
+      const denied = yield* Effect.flip(client.executeWithToken(Redacted.make(accessToken), JobsPageQuery, { first: 5, offset: 0 }))
       expect(denied._tag).toBe("PermissionDenied")
       // the account query works with any scope set
       const account = yield* client.executeWithToken(Redacted.make(accessToken), AccountQuery)
@@ -114,17 +114,17 @@ layer(syncHarness({ accounts: 1, jobs: 300 }), { timeout: 60_000, excludeTestSer
       yield* admin.setLimits({ clientId: app.clientId, accountId, maxPoints: 4000, restoreRate: 2000 })
       yield* client.execute(accountId, AccountQuery) // the budget now mirrors a (nearly) full bucket
       // someone else (another process) drains the bucket behind the budget's back
-      yield* client.executeWithToken(token, JobsPageQuery, { first: 100 })
+      yield* client.executeWithToken(token, JobsPageQuery, { first: 100, offset: 0 })
       const before = yield* budget.stats(accountId)
       const started = Date.now()
-      const page = yield* client.execute(accountId, JobsPageQuery, { first: 100 })
+      const page = yield* client.execute(accountId, JobsPageQuery, { first: 100, offset: 0 })
       expect((page.data as { jobs: { nodes: Array<unknown> } }).jobs.nodes).toHaveLength(100)
       const after = yield* budget.stats(accountId)
       expect(after.throttled - before.throttled).toBe(1)
-      // the deficit (at most 3101 points) at 2000/s: over a few hundred ms and under 1.6 s, never a blind backoff
+      // the deficit (at most 2801 points) at 2000/s: over a few hundred ms and under 1.4 s, never a blind backoff
       const waited = after.waitedMs - before.waitedMs
       expect(waited).toBeGreaterThan(200)
-      expect(waited).toBeLessThanOrEqual(1551)
+      expect(waited).toBeLessThanOrEqual(1401)
       expect(Date.now() - started).toBeGreaterThanOrEqual(waited)
       yield* admin.setLimits({ clientId: app.clientId, accountId, maxPoints: 10_000, restoreRate: 500 })
     })

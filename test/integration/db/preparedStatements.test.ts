@@ -30,7 +30,12 @@ const landThreePages = Effect.gen(function* () {
   yield* (yield* Checkpoints).begin("acc-prep", jobsStream, "full")
   for (const n of [1, 2, 3]) {
     const nodes = landed([job(n)])
-    yield* warehouse.land({ accountId: "acc-prep", stream: jobsStream, kind: "full", nodes, endCursor: `c${n}`, finishesPass: false, highWaterMark: null })
+    yield* warehouse.land({
+      accountId: "acc-prep",
+      stream: jobsStream,
+      nodes,
+      pass: { kind: "full", position: n, anchors: [job(n).id], shifted: false, highWaterMark: null }
+    })
   }
   const landedRows = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM jobs WHERE account_id = 'acc-prep'`
   const prepared = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_prepared_statements WHERE statement LIKE '%jsonb_to_record%'`

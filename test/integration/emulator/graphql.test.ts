@@ -196,7 +196,6 @@ describe("GraphQL endpoint: jobs", () => {
       const cases: Array<[string, string]> = [
         ["first: 2, before: \"x\"", "before"],
         ["last: 2", "last"],
-        ["first: 2, offset: 1", "offset"],
         ["first: 2, searchTerm: \"lawn\"", "searchTerm"],
         ["first: 2, filter: { status: active }", "filter.status"],
         ["first: 2, sort: [{key: SCHEDULE, direction: ASCENDING}]", "sort.key SCHEDULE"]

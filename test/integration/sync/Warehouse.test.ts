@@ -10,15 +10,35 @@ import { job, landed } from "../../support/jobFixtures.js"
 
 const TestLayer = WarehouseLive.pipe(Layer.provideMerge(CheckpointsLive), Layer.provideMerge(TestDatabaseLive))
 
-const page = (accountId: string, nodes: ReturnType<typeof landed>, options: { cursor?: string; last?: boolean; kind?: "full" | "incremental" } = {}) => ({
-  accountId,
-  stream: jobsStream,
-  kind: options.kind ?? ("full" as const),
-  nodes,
-  endCursor: options.cursor ?? null,
-  finishesPass: options.last ?? false,
-  highWaterMark: nodes.length > 0 ? nodes.map((n) => n.node.updatedAt as string).sort().at(-1)! : null
-})
+/**
+ * Lands a page of the pass in progress as the engine does: its rows with the checkpoint at `position`; `last` ends the
+ * pass (an incremental one in the same transaction, a full one with its sweep).
+ */
+const landPage = (
+  accountId: string,
+  nodes: ReturnType<typeof landed>,
+  options: { position?: number; last?: boolean; kind?: "full" | "incremental"; bodies?: ReadonlyArray<string> } = {}
+) =>
+  Effect.gen(function* () {
+    const warehouse = yield* Warehouse
+    const kind = options.kind ?? "full"
+    const written = yield* warehouse.land({
+      accountId,
+      stream: jobsStream,
+      nodes,
+      ...(options.bodies ? { bodies: options.bodies } : {}),
+      pass: {
+        kind,
+        position: options.position ?? 0,
+        anchors: nodes.map((n) => n.node.id),
+        shifted: false,
+        highWaterMark: nodes.length > 0 ? nodes.map((n) => n.node.updatedAt as string).sort().at(-1)! : null
+      },
+      endsPass: options.last === true && kind === "incremental"
+    })
+    const deleted = options.last === true && kind === "full" ? (yield* warehouse.finishFullPass(accountId, jobsStream)).deleted : 0
+    return { written, deleted }
+  })
 
 layer(TestLayer)("Warehouse", (it) => {
   it.effect("lands a page and its cursor together; an unchanged row is not rewritten, a changed one is", () =>
@@ -27,18 +47,18 @@ layer(TestLayer)("Warehouse", (it) => {
       const warehouse = yield* Warehouse
       const checkpoints = yield* Checkpoints
       yield* checkpoints.begin("acc-1", jobsStream, "full")
-      const first = yield* warehouse.land(page("acc-1", landed([job(1), job(2), job(3)]), { cursor: "c1" }))
+      const first = yield* landPage("acc-1", landed([job(1), job(2), job(3)]), { position: 1 })
       expect(first).toEqual({ written: 3, deleted: 0 })
       const cp = yield* checkpoints.read("acc-1", "jobs")
-      expect(Option.getOrThrow(cp).cursor).toBe("c1")
+      expect(Option.getOrThrow(cp).position).toBe(1)
       const before = yield* sql<{ id: string; xmin: string }>`SELECT id, xmin::text FROM jobs WHERE account_id = 'acc-1' ORDER BY id`
 
-      const again = yield* warehouse.land(page("acc-1", landed([job(1), job(2, { title: "renamed" }), job(3)]), { cursor: "c2" }))
+      const again = yield* landPage("acc-1", landed([job(1), job(2, { title: "renamed" }), job(3)]), { position: 2 })
       expect(again.written).toBe(1)
       const after = yield* sql<{ id: string; xmin: string; title: string }>`SELECT id, xmin::text, title FROM jobs WHERE account_id = 'acc-1' ORDER BY id`
       expect(after.map((r) => r.xmin === before.find((b) => b.id === r.id)!.xmin)).toEqual([true, false, true])
       expect(after.map((r) => r.title)).toEqual(["Job 1", "renamed", "Job 3"])
-      expect(Option.getOrThrow(yield* checkpoints.read("acc-1", "jobs")).cursor).toBe("c2")
+      expect(Option.getOrThrow(yield* checkpoints.read("acc-1", "jobs")).position).toBe(2)
 
       const row = (yield* sql<Record<string, unknown>>`SELECT * FROM jobs WHERE account_id = 'acc-1' AND id = ${job(1).id}`)[0]!
       expect(row.job_number).toBe(1)
@@ -57,7 +77,7 @@ layer(TestLayer)("Warehouse", (it) => {
       const checkpoints = yield* Checkpoints
       yield* checkpoints.begin("acc-nul", jobsStream, "full")
       const nasty = job(7, { title: "before\u0000after", instructions: "x\u0000", defaultVisitTitle: "lone \uD800 surrogate" })
-      expect(yield* warehouse.land(page("acc-nul", landed([nasty]), { cursor: "c" }))).toEqual({ written: 1, deleted: 0 })
+      expect(yield* landPage("acc-nul", landed([nasty]), { position: 1 })).toEqual({ written: 1, deleted: 0 })
       const [row] = yield* sql<{ title: string; instructions: string; default_visit_title: string; raw: Record<string, unknown> }>`
         SELECT title, instructions, default_visit_title, raw FROM jobs WHERE account_id = 'acc-nul'`
       expect(row!.title).toBe("before\uFFFDafter")
@@ -65,7 +85,7 @@ layer(TestLayer)("Warehouse", (it) => {
       expect(row!.default_visit_title).toBe("lone \uFFFD surrogate")
       expect(row!.raw.title).toBe("before\\u0000after")
       // landing it again changes nothing: the comparison is made on the stored (sanitized) form
-      expect((yield* warehouse.land(page("acc-nul", landed([nasty]), { cursor: "c" }))).written).toBe(0)
+      expect((yield* landPage("acc-nul", landed([nasty]), { position: 1 })).written).toBe(0)
     })
   )
 
@@ -81,8 +101,8 @@ layer(TestLayer)("Warehouse", (it) => {
         )
       const nodes = landed([job(1), job(2, { title: null, total: 12.5 })])
       for (const account of ["acc-bodies", "acc-nodes"]) yield* checkpoints.begin(account, jobsStream, "full")
-      const viaBodies = yield* warehouse.land({ ...page("acc-bodies", nodes, { cursor: "c2" }), bodies: [bodyOf(job(1)), bodyOf(job(2, { title: null, total: 12.5 }))] })
-      const viaNodes = yield* warehouse.land(page("acc-nodes", nodes, { cursor: "c2" }))
+      const viaBodies = yield* landPage("acc-bodies", nodes, { position: 2 , bodies: [bodyOf(job(1)), bodyOf(job(2, { title: null, total: 12.5 }))] })
+      const viaNodes = yield* landPage("acc-nodes", nodes, { position: 2 })
       expect(viaBodies).toEqual({ written: 2, deleted: 0 })
       expect(viaNodes).toEqual(viaBodies)
       expect(yield* rowsOf("acc-bodies")).toEqual(yield* rowsOf("acc-nodes"))
@@ -91,13 +111,13 @@ layer(TestLayer)("Warehouse", (it) => {
       // Postgres refuses \u0000 in jsonb: such a page is sanitized node by node instead
       const nasty = job(7, { title: "before\u0000after" })
       yield* checkpoints.begin("acc-bodies-nul", jobsStream, "full")
-      yield* warehouse.land({ ...page("acc-bodies-nul", landed([nasty]), { cursor: "c" }), bodies: [bodyOf(nasty)] })
+      yield* landPage("acc-bodies-nul", landed([nasty]), { position: 1 , bodies: [bodyOf(nasty)] })
       expect((yield* rowsOf("acc-bodies-nul"))[0]!.title).toBe("before\uFFFDafter")
 
       // the same id twice (a repeat across two pages of a batch): one row, the later node, not the bodies
       yield* checkpoints.begin("acc-bodies-dup", jobsStream, "full")
       const twice = landed([job(3), job(3, { title: "seen again" })])
-      const result = yield* warehouse.land({ ...page("acc-bodies-dup", twice, { cursor: "c" }), bodies: [bodyOf(job(3)), bodyOf(job(3, { title: "seen again" }))] })
+      const result = yield* landPage("acc-bodies-dup", twice, { position: 1 , bodies: [bodyOf(job(3)), bodyOf(job(3, { title: "seen again" }))] })
       expect(result.written).toBe(1)
       expect((yield* rowsOf("acc-bodies-dup")).map((r) => r.title)).toEqual(["seen again"])
     })
@@ -110,7 +130,7 @@ layer(TestLayer)("Warehouse", (it) => {
       const checkpoints = yield* Checkpoints
       for (const account of ["acc-a", "acc-b"]) {
         yield* checkpoints.begin(account, jobsStream, "full")
-        yield* warehouse.land(page(account, landed([job(42, { title: `in ${account}` })]), { cursor: "c" }))
+        yield* landPage(account, landed([job(42, { title: `in ${account}` })]), { position: 1 })
       }
       const rows = yield* sql<{ account_id: string; title: string }>`
         SELECT account_id, title FROM jobs WHERE id = ${job(42).id} ORDER BY account_id`
@@ -126,8 +146,8 @@ layer(TestLayer)("Warehouse", (it) => {
       const deletedOf = () =>
         sql<{ id: string; deleted: boolean }>`SELECT id, deleted_at IS NOT NULL AS deleted FROM jobs WHERE account_id = 'acc-sweep' ORDER BY job_number`
       yield* checkpoints.begin("acc-sweep", jobsStream, "full")
-      yield* warehouse.land(page("acc-sweep", landed([job(1), job(2)]), { cursor: "c1" }))
-      yield* warehouse.land(page("acc-sweep", landed([job(3)]), { cursor: "c2", last: true }))
+      yield* landPage("acc-sweep", landed([job(1), job(2)]), { position: 1 })
+      yield* landPage("acc-sweep", landed([job(3)]), { position: 2, last: true })
       expect((yield* deletedOf()).map((r) => r.deleted)).toEqual([false, false, false])
       const done = Option.getOrThrow(yield* checkpoints.read("acc-sweep", "jobs"))
       expect(done.passKind).toBeNull()
@@ -136,13 +156,13 @@ layer(TestLayer)("Warehouse", (it) => {
 
       // second pass: job 2 is gone; the unchanged jobs 1 and 3 are not rewritten, yet count as seen
       yield* checkpoints.begin("acc-sweep", jobsStream, "full")
-      yield* warehouse.land(page("acc-sweep", landed([job(1)]), { cursor: "c1" }))
-      const end = yield* warehouse.land(page("acc-sweep", landed([job(3)]), { cursor: "c2", last: true }))
+      yield* landPage("acc-sweep", landed([job(1)]), { position: 1 })
+      const end = yield* landPage("acc-sweep", landed([job(3)]), { position: 2, last: true })
       expect(end).toEqual({ written: 0, deleted: 1 })
       expect((yield* deletedOf()).map((r) => r.deleted)).toEqual([false, true, false])
 
       yield* checkpoints.begin("acc-sweep", jobsStream, "full")
-      const back = yield* warehouse.land(page("acc-sweep", landed([job(1), job(2), job(3)]), { cursor: "c9", last: true }))
+      const back = yield* landPage("acc-sweep", landed([job(1), job(2), job(3)]), { position: 9, last: true })
       expect(back).toEqual({ written: 1, deleted: 0 })
       expect((yield* deletedOf()).map((r) => r.deleted)).toEqual([false, false, false])
     })
@@ -156,30 +176,30 @@ layer(TestLayer)("Warehouse", (it) => {
       const seenCount = () =>
         Effect.map(sql<{ n: number }>`SELECT count(*)::int AS n FROM sync_pass_seen WHERE account_id = 'acc-first'`, (r) => r[0]!.n)
       yield* checkpoints.begin("acc-first", jobsStream, "full")
-      yield* warehouse.land(page("acc-first", landed([job(1), job(2)]), { cursor: "c1" }))
+      yield* landPage("acc-first", landed([job(1), job(2)]), { position: 1 })
       expect(yield* seenCount()).toBe(0)
       // resumed after an interruption, it still records none, and its end has nothing to sweep
       expect((yield* checkpoints.begin("acc-first", jobsStream, "full")).resumed).toBe(true)
-      expect(yield* warehouse.land(page("acc-first", landed([job(3)]), { cursor: "c2", last: true }))).toEqual({ written: 1, deleted: 0 })
+      expect(yield* landPage("acc-first", landed([job(3)]), { position: 2, last: true })).toEqual({ written: 1, deleted: 0 })
 
       yield* checkpoints.begin("acc-first", jobsStream, "full")
-      yield* warehouse.land(page("acc-first", landed([job(1), job(3)]), { cursor: "c1" }))
+      yield* landPage("acc-first", landed([job(1), job(3)]), { position: 1 })
       expect(yield* seenCount()).toBe(2)
-      expect(yield* warehouse.land(page("acc-first", landed([]), { last: true }))).toEqual({ written: 0, deleted: 1 })
+      expect(yield* landPage("acc-first", landed([]), { last: true })).toEqual({ written: 0, deleted: 1 })
       expect(yield* seenCount()).toBe(0)
     })
   )
 
-  it.effect("a full pass in progress resumes from its cursor; restart forgets it", () =>
+  it.effect("a full pass in progress resumes from its position; restart forgets it", () =>
     Effect.gen(function* () {
       const warehouse = yield* Warehouse
       const checkpoints = yield* Checkpoints
       yield* checkpoints.begin("acc-resume", jobsStream, "full")
-      yield* warehouse.land(page("acc-resume", landed([job(1)]), { cursor: "after-1" }))
+      yield* landPage("acc-resume", landed([job(1)]), { position: 1 })
       const resumed = yield* checkpoints.begin("acc-resume", jobsStream, "full")
-      expect([resumed.resumed, resumed.cursor]).toEqual([true, "after-1"])
+      expect([resumed.resumed, resumed.checkpoint.position]).toEqual([true, 1])
       const restarted = yield* checkpoints.begin("acc-resume", jobsStream, "full", { restart: true })
-      expect([restarted.resumed, restarted.cursor]).toEqual([false, null])
+      expect([restarted.resumed, restarted.checkpoint.position]).toEqual([false, 0])
     })
   )
 
@@ -188,48 +208,48 @@ layer(TestLayer)("Warehouse", (it) => {
       const warehouse = yield* Warehouse
       const checkpoints = yield* Checkpoints
       yield* checkpoints.begin("acc-inc", jobsStream, "full")
-      yield* warehouse.land(page("acc-inc", landed([job(1)]), { cursor: "c", last: true }))
+      yield* landPage("acc-inc", landed([job(1)]), { position: 1, last: true })
       const hwm = () => Effect.map(checkpoints.read("acc-inc", "jobs"), (c) => Option.getOrThrow(c).highWaterMark?.toISOString())
       expect(yield* hwm()).toBe("2025-01-01T00:01:00.000Z")
       yield* checkpoints.begin("acc-inc", jobsStream, "incremental")
-      yield* warehouse.land(page("acc-inc", landed([job(50)]), { cursor: "i1", kind: "incremental" }))
+      yield* landPage("acc-inc", landed([job(50)]), { position: 1, kind: "incremental" })
       expect(yield* hwm()).toBe("2025-01-01T00:01:00.000Z")
-      yield* warehouse.land(page("acc-inc", landed([job(50), job(2)]), { cursor: "i2", kind: "incremental", last: true }))
+      yield* landPage("acc-inc", landed([job(50), job(2)]), { position: 2, kind: "incremental", last: true })
       expect(yield* hwm()).toBe("2025-01-01T00:50:00.000Z")
     })
   )
 
-  it.effect("a failure between the page's statements leaves neither the page nor its cursor", () =>
+  it.effect("a failure between the page's statements leaves neither the page nor its checkpoint", () =>
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
       const warehouse = yield* Warehouse
       const checkpoints = yield* Checkpoints
       // an earlier pass left a row: this pass records the ids it sees
       yield* checkpoints.begin("acc-crash", jobsStream, "full")
-      yield* warehouse.land(page("acc-crash", landed([job(1)]), { cursor: "c0", last: true }))
+      yield* landPage("acc-crash", landed([job(1)]), { position: 0, last: true })
       yield* checkpoints.begin("acc-crash", jobsStream, "full")
-      yield* warehouse.land(page("acc-crash", landed([job(1)]), { cursor: "c1" }))
+      yield* landPage("acc-crash", landed([job(1)]), { position: 1 })
       // the checkpoint statement, which runs after the rows are upserted, fails for this account
       yield* sql.unsafe(`
         CREATE FUNCTION refuse_checkpoint() RETURNS trigger LANGUAGE plpgsql AS $$
         BEGIN
-          IF NEW.account_id = 'acc-crash' AND NEW.cursor = 'c2' THEN RAISE EXCEPTION 'simulated crash'; END IF;
+          IF NEW.account_id = 'acc-crash' AND NEW.position = 2 THEN RAISE EXCEPTION 'simulated crash'; END IF;
           RETURN NEW;
         END $$;
         CREATE TRIGGER refuse_checkpoint BEFORE UPDATE ON sync_checkpoints FOR EACH ROW EXECUTE FUNCTION refuse_checkpoint();`)
-      const failed = yield* Effect.flip(warehouse.land(page("acc-crash", landed([job(2), job(3, { title: "changed" })]), { cursor: "c2" })))
+      const failed = yield* Effect.flip(landPage("acc-crash", landed([job(2), job(3, { title: "changed" })]), { position: 2 }))
       expect(failed._tag).toBe("SqlError")
       yield* sql.unsafe(`DROP TRIGGER refuse_checkpoint ON sync_checkpoints; DROP FUNCTION refuse_checkpoint();`)
       const rows = yield* sql<{ id: string }>`SELECT id FROM jobs WHERE account_id = 'acc-crash'`
       expect(rows.map((r) => r.id)).toEqual([job(1).id])
       const seen = yield* sql<{ id: string }>`SELECT id FROM sync_pass_seen WHERE account_id = 'acc-crash'`
       expect(seen.map((r) => r.id)).toEqual([job(1).id])
-      expect(Option.getOrThrow(yield* checkpoints.read("acc-crash", "jobs")).cursor).toBe("c1")
+      expect(Option.getOrThrow(yield* checkpoints.read("acc-crash", "jobs")).position).toBe(1)
     })
   )
 
   // pg_terminate_backend needs a real server
-  it.effect.skipIf(embeddedTestDatabase())("a connection killed mid-transaction leaves neither the page nor its cursor; the page is landed again on a new one", () =>
+  it.effect.skipIf(embeddedTestDatabase())("a connection killed mid-transaction leaves neither the page nor its checkpoint; the page is landed again on a new one", () =>
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
       const warehouse = yield* Warehouse
@@ -240,11 +260,11 @@ layer(TestLayer)("Warehouse", (it) => {
       yield* sql.unsafe(`
         CREATE FUNCTION pause_kill() RETURNS trigger LANGUAGE plpgsql AS $$
         BEGIN
-          IF NEW.account_id = 'acc-kill' AND NEW.cursor = 'c1' THEN PERFORM pg_sleep(30); END IF;
+          IF NEW.account_id = 'acc-kill' AND NEW.position = 1 THEN PERFORM pg_sleep(30); END IF;
           RETURN NEW;
         END $$;
         CREATE TRIGGER pause_kill AFTER UPDATE ON sync_checkpoints FOR EACH ROW EXECUTE FUNCTION pause_kill();`)
-      const landing = yield* Effect.fork(warehouse.land(page("acc-kill", landed([job(1), job(2)]), { cursor: "c1" })))
+      const landing = yield* Effect.fork(landPage("acc-kill", landed([job(1), job(2)]), { position: 1 }))
       let killed = 0
       for (let i = 0; i < 100 && killed === 0; i++) {
         yield* TestServices.provideLive(Effect.sleep("50 millis"))
@@ -257,7 +277,7 @@ layer(TestLayer)("Warehouse", (it) => {
       yield* sql.unsafe(`DROP TRIGGER pause_kill ON sync_checkpoints; DROP FUNCTION pause_kill();`)
       // the retry waits on the (test) clock: until then, nothing of the killed transaction is there
       expect(yield* sql`SELECT id FROM jobs WHERE account_id = 'acc-kill'`).toEqual([])
-      expect(Option.getOrThrow(yield* checkpoints.read("acc-kill", "jobs")).cursor).toBeNull()
+      expect(Option.getOrThrow(yield* checkpoints.read("acc-kill", "jobs")).position).toBe(0)
       for (let i = 0; i < 100 && landing.unsafePoll() === null; i++) {
         yield* TestClock.adjust("1 second")
         yield* TestServices.provideLive(Effect.sleep("50 millis"))
@@ -265,7 +285,7 @@ layer(TestLayer)("Warehouse", (it) => {
       expect(yield* Fiber.join(landing)).toEqual({ written: 2, deleted: 0 })
       const rows = yield* sql<{ id: string }>`SELECT id FROM jobs WHERE account_id = 'acc-kill' ORDER BY job_number`
       expect(rows.map((r) => r.id)).toEqual([job(1).id, job(2).id])
-      expect(Option.getOrThrow(yield* checkpoints.read("acc-kill", "jobs")).cursor).toBe("c1")
+      expect(Option.getOrThrow(yield* checkpoints.read("acc-kill", "jobs")).position).toBe(1)
     })
   )
 

@@ -4,7 +4,7 @@ import { Effect } from "effect"
 import { SyncRunner } from "../../../src/sync/SyncRunner.js"
 import { connectAccount } from "../../support/connector.js"
 import { TestEmulator } from "../../support/emulator.js"
-import { expectWarehouseExact, syncHarness } from "../../support/syncHarness.js"
+import { expectWarehouseExact, pagesToRead, syncHarness } from "../../support/syncHarness.js"
 
 // 3 accounts x 5,000 jobs. The bucket restores fast here so the test measures landing, not waiting; the tight
 // bucket has its own test.
@@ -21,12 +21,12 @@ layer(syncHarness({ accounts: 3, jobs: 5000, limits: { maxPoints: 10_000, restor
         for (const a of accounts) expect(yield* expectWarehouseExact(a.accountId)).toBe(5000)
         for (const r of reports) {
           expect(r.streams[0]!.counts.rows).toBe(5000)
-          expect(r.streams[0]!.counts.pages).toBe(50)
+          expect(r.streams[0]!.counts.pages).toBe(pagesToRead(5000, 100))
         }
         const sql = yield* SqlClient.SqlClient
         const runs = yield* sql<{ outcome: string; kind: string; pages: number; rows: number }>`
           SELECT outcome, kind, pages, rows FROM sync_runs ORDER BY account_id`
-        expect(runs).toEqual(accounts.map(() => ({ outcome: "succeeded", kind: "full", pages: 50, rows: 5000 })))
+        expect(runs).toEqual(accounts.map(() => ({ outcome: "succeeded", kind: "full", pages: pagesToRead(5000, 100), rows: 5000 })))
       })
     )
 

@@ -7,7 +7,7 @@ import { SyncRunner } from "../../../src/sync/SyncRunner.js"
 import { connectAccount } from "../../support/connector.js"
 import { TestDatabase } from "../../support/database.js"
 import { TestEmulator } from "../../support/emulator.js"
-import { expectWarehouseExact, namedTestDatabase, syncHarness } from "../../support/syncHarness.js"
+import { expectWarehouseExact, namedTestDatabase, pagesToRead, syncHarness } from "../../support/syncHarness.js"
 
 const appName = (schema: string) => `account-sync-${schema}`
 
@@ -57,11 +57,11 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)("connection loss", () => {
         const reports = yield* Fiber.join(run)
         expect(reports.map((r) => [r.outcome, r.message])).toEqual([["synced", undefined]])
         expect(reports[0]!.streams[0]!.counts.rows).toBe(2000)
-        expect(reports[0]!.streams[0]!.counts.pages).toBe(20)
+        expect(reports[0]!.streams[0]!.counts.pages).toBe(pagesToRead(2000, 100))
         expect(yield* expectWarehouseExact(accountId)).toBe(2000)
         const runs = yield* sql<{ outcome: string; pages: number; rows: number }>`
           SELECT outcome, pages, rows FROM sync_runs WHERE account_id = ${accountId}`
-        expect(runs).toEqual([{ outcome: "succeeded", pages: 20, rows: 2000 }])
+        expect(runs).toEqual([{ outcome: "succeeded", pages: pagesToRead(2000, 100), rows: 2000 }])
         const [checkpoint] = yield* sql<{ pass_kind: string | null; last_full_pass_at: Date | null }>`
           SELECT pass_kind, last_full_pass_at FROM sync_checkpoints WHERE account_id = ${accountId}`
         expect(checkpoint!.pass_kind).toBeNull()

@@ -3,7 +3,7 @@ import { expect, layer } from "@effect/vitest"
 import { Duration, Effect } from "effect"
 import { Connections } from "../../../src/auth/Connections.js"
 import { ExitCodes } from "../../../src/cli/ExitCode.js"
-import { reportAndExit } from "../../../src/cli/summary.js"
+import { runExit } from "../../../src/cli/summary.js"
 import { accountLockKey } from "../../../src/sync/AccountLocks.js"
 import { SyncRunner } from "../../../src/sync/SyncRunner.js"
 import { connectAccount } from "../../support/connector.js"
@@ -61,7 +61,7 @@ layer(syncHarness({ accounts: 2, jobs: 1000, limits: { maxPoints: 10_000, restor
       const runs = yield* sql<{ outcome: string }>`SELECT outcome FROM sync_runs WHERE account_id = ${b}`
       expect(runs.map((r) => r.outcome)).toEqual(["skipped"])
       // skipped is not a failure
-      yield* reportAndExit(reports)
+      expect(runExit(reports)).toEqual({ code: ExitCodes.ok, message: expect.stringContaining("skipped: ") })
     })
   )
 
@@ -71,13 +71,13 @@ layer(syncHarness({ accounts: 2, jobs: 1000, limits: { maxPoints: 10_000, restor
       const connections = yield* Connections
       const unknown = yield* (yield* SyncRunner).run({ mode: "sync", accounts: ["no-such-account"] })
       expect(unknown.map((r) => r.outcome)).toEqual(["failed"])
-      expect((yield* Effect.flip(reportAndExit(unknown))).code).toBe(ExitCodes.failure)
+      expect(runExit(unknown).code).toBe(ExitCodes.failure)
       yield* connections.markRevoked(a, "test")
       const revoked = yield* (yield* SyncRunner).run({ mode: "sync", accounts: [a] })
       expect(revoked.map((r) => [r.outcome, r.message])).toEqual([
         ["needs-reconnect", "connection revoked (test); not synced until it is reconnected (account-sync connect)"]
       ])
-      expect((yield* Effect.flip(reportAndExit(revoked))).code).toBe(ExitCodes.needsReconnect)
+      expect(runExit(revoked).code).toBe(ExitCodes.needsReconnect)
       yield* connectAccount(a)
     })
   )
@@ -94,21 +94,21 @@ layer(syncHarness({ accounts: 2, jobs: 1000, limits: { maxPoints: 10_000, restor
         expect(reports[0]!.streams).toEqual([])
         expect(reports[0]!.message).toContain("revoked (refresh token refused (invalid_grant))")
         expect(reports[0]!.message).toContain("reconnect")
-        const exit = yield* Effect.flip(reportAndExit(reports))
+        const exit = runExit(reports)
         expect(exit.code).toBe(ExitCodes.needsReconnect)
         expect(exit.message).toContain(a)
       }
       // --account filters apply: a run for the other account neither syncs nor reports it
       const other = yield* runner.run({ mode: "sync", accounts: [b] })
       expect(other.map((r) => [r.accountId, r.outcome])).toEqual([[b, "synced"]])
-      yield* reportAndExit(other)
+      expect(runExit(other)).toEqual({ code: ExitCodes.ok, message: undefined })
 
       // the admin uninstalled the app: deliberate, not something a cron run should keep failing on
       yield* connectAccount(a)
       yield* connections.markDisconnected(a, "the admin disconnected the app")
       const afterUninstall = yield* runner.run({ mode: "sync" })
       expect(afterUninstall.map((r) => [r.accountId, r.outcome])).toEqual([[b, "synced"]])
-      yield* reportAndExit(afterUninstall)
+      expect(runExit(afterUninstall)).toEqual({ code: ExitCodes.ok, message: undefined })
       yield* connectAccount(a)
     })
   )

@@ -55,7 +55,7 @@ const corruptingProxy = Layer.scoped(
 layer(syncHarness({ accounts: 1, jobs: 500 }, { serviceUrl: corruptingProxy }), { timeout: 60_000, excludeTestServices: true })(
   "a node that fails its schema",
   (it) => {
-    it.effect("fails the account's run naming account, stream, field and cursor, and commits nothing of that page", () =>
+    it.effect("fails the account's run naming account, stream, field and position, and commits nothing of that page", () =>
       Effect.gen(function* () {
         const { accounts } = yield* TestEmulator
         const accountId = accounts[0]!.accountId
@@ -63,13 +63,14 @@ layer(syncHarness({ accounts: 1, jobs: 500 }, { serviceUrl: corruptingProxy }), 
         yield* connectAccount(accountId)
         const [report] = yield* (yield* SyncRunner).run({ mode: "backfill" })
         expect(report!.outcome).toBe("failed")
-        const cursor = Option.getOrThrow(yield* (yield* Checkpoints).read(accountId, "jobs")).cursor
-        expect(cursor).not.toBeNull()
+        const position = Option.getOrThrow(yield* (yield* Checkpoints).read(accountId, "jobs")).position
+        expect(position).toBe(100)
         const message = report!.message!
         expect(message).toContain(`account ${accountId}`)
         expect(message).toContain("stream jobs")
         expect(message).toContain("field `jobNumber`")
-        expect(message).toContain(`after cursor ${cursor}`)
+        // the failing page was asked one row before the end of the landed ones (to join on it)
+        expect(message).toContain(`page at position ${position - 1}`)
         expect(message).toContain("nothing of that page was stored")
         // only the first page (100 rows) landed; the checkpoint still points after it
         const rows = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM jobs WHERE account_id = ${accountId}`

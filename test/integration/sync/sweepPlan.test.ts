@@ -82,15 +82,13 @@ layer(TestLayer, { timeout: 120_000, excludeTestServices: true })("end-of-pass s
       yield* seedSeen("acc-big", 60_000, 7)
       expect(yield* neverAnalyzed).toBe(true)
       const startedAt = performance.now()
-      const last = yield* warehouse.land({
+      yield* warehouse.land({
         accountId: "acc-big",
         stream: jobsStream,
-        kind: "full",
         nodes: landed([job(1)]),
-        endCursor: "end",
-        finishesPass: true,
-        highWaterMark: job(1).updatedAt
+        pass: { kind: "full", position: 60_001, anchors: [job(1).id], shifted: false, highWaterMark: job(1).updatedAt }
       })
+      const last = yield* warehouse.finishFullPass("acc-big", jobsStream)
       const seconds = (performance.now() - startedAt) / 1000
       expect(last.deleted).toBe(7)
       expect(seconds).toBeLessThan(10)

@@ -3,9 +3,22 @@ import { Effect, Fiber, Option, TestClock } from "effect"
 import { CostBudget, CostBudgetLive } from "../../../src/api/CostBudget.js"
 import { estimateQueryCost } from "../../../src/api/costEstimate.js"
 import { AccountQuery } from "../../../src/api/documents.js"
-import { jobsStream } from "../../../src/sync/streams/jobs.js"
+import { gql } from "graphql-tag"
 
-const JobsPageQuery = jobsStream.document
+/** A page of 28 fields a job and pageInfo: 1 + first x 31 points. */
+const JobsPageQuery = gql`
+  query JobsPage($first: Int!) {
+    jobs(first: $first) {
+      nodes {
+        id jobNumber title jobStatus jobType billingType source instructions defaultVisitTitle jobberWebUri total invoicedTotal
+        uninvoicedTotal completedAndUninvoicedVisitsCount completedAndUninvoicedVisitsTotal readyToClose allowReviewRequest
+        visitGenerationInProgress visitReschedulingInProgress willClientBeAutomaticallyCharged startAt endAt completedAt
+        bookingConfirmationSentAt nextDateToSendReviewSms pendingInvoiceStartsAt createdAt updatedAt
+      }
+      pageInfo { hasNextPage endCursor }
+    }
+  }
+`
 import type { QueryCost } from "../../../src/api/errors.js"
 
 const cost = (requested: number, actual: number, available: number, maximum = 1000, restoreRate = 200): QueryCost => ({

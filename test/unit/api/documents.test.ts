@@ -51,9 +51,11 @@ describe("documents", () => {
 
 describe("estimateQueryCost", () => {
   it("follows the service's rule: connections multiply their children by first, nodes/pageInfo structure", () => {
-    // jobs: 1 + first * (28 scalar fields + pageInfo (1 + 2))
-    expect(estimateQueryCost(jobsStream.document, { first: 100 })).toBe(1 + 100 * (28 + 3))
-    expect(estimateQueryCost(jobsStream.document, { first: 7 })).toBe(1 + 7 * 31)
+    // jobs: 1 + first * 28 scalar fields (no pageInfo: it would cost its fields once per row slot)
+    expect(estimateQueryCost(jobsStream.document, { first: 100 })).toBe(1 + 100 * 28)
+    expect(estimateQueryCost(jobsStream.document, { first: 7 })).toBe(1 + 7 * 28)
+    const withPageInfo = gql(`query { jobs(first: 7) { nodes { id title } pageInfo { hasNextPage endCursor } } }`)
+    expect(estimateQueryCost(withPageInfo)).toBe(1 + 7 * (2 + 3))
     expect(estimateQueryCost(allDocuments.AccountQuery!)).toBe(3)
   })
 

@@ -8,7 +8,17 @@ const hour = 3_600_000
 const now = Date.parse("2026-11-23T12:00:00Z")
 const at = (msAgo: number) => new Date(now - msAgo)
 const checkpoint = (c: Partial<Checkpoint>): Option.Option<Checkpoint> =>
-  Option.some({ passKind: null, cursor: null, passStartedAt: null, highWaterMark: at(2 * hour), lastFullPassAt: at(3 * hour), ...c })
+  Option.some({
+    passKind: null,
+    position: 0,
+    anchors: [],
+    shifted: false,
+    tracksSeen: false,
+    passStartedAt: null,
+    highWaterMark: at(2 * hour),
+    lastFullPassAt: at(3 * hour),
+    ...c
+  })
 
 const base: PassInput = {
   mode: "sync",

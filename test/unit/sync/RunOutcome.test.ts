@@ -16,7 +16,7 @@ describe("classify", () => {
     ["a transient failure after retries", Exit.fail(new TransientFailure({ operation: "JobsPage", reason: "HTTP 503" })), "failed"],
     [
       "a node that fails its schema",
-      Exit.fail(new NodeSchemaMismatch({ accountId: "a", stream: "jobs", field: "jobNumber", cursor: null, nodeId: "j1", detail: "expected a number" })),
+      Exit.fail(new NodeSchemaMismatch({ accountId: "a", stream: "jobs", field: "jobNumber", position: 0, nodeId: "j1", detail: "expected a number" })),
       "failed"
     ],
     ["a database error", Exit.fail(new SqlError.SqlError({ cause: new Error("relation does not exist"), message: "Failed to execute statement" })), "failed"],

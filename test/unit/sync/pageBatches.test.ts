@@ -4,14 +4,18 @@ import type { Page } from "../../../src/sync/model.js"
 import { pageBatches, prefetchPages } from "../../../src/sync/Pager.js"
 
 const page = (n: number): Page => ({
-  after: n === 1 ? null : `c${n - 1}`,
-  first: 100,
+  offset: n - 1,
+  first: 1,
   nodes: [{ node: { id: `job-${n}` }, raw: { id: `job-${n}` } }],
-  endCursor: `c${n}`,
-  hasNextPage: true,
-  body: JSON.stringify({ data: { jobs: { nodes: [{ id: `job-${n}` }] } } })
+  newFrom: 0,
+  position: n,
+  mayHaveMore: true,
+  body: JSON.stringify({ data: { jobs: { nodes: [{ id: `job-${n}` }] } } }),
+  shifted: false,
+  costPoints: 2,
+  overheadPoints: 0
 })
-const numbers = (batches: Iterable<ReadonlyArray<Page>>) => [...batches].map((batch) => batch.map((p) => p.endCursor))
+const numbers = (batches: Iterable<ReadonlyArray<Page>>) => [...batches].map((batch) => batch.map((p) => `c${p.position}`))
 
 /** Waits (cooperatively) until `ref` holds at least `n`. */
 const untilAtLeast = (ref: Ref.Ref<number>, n: number) =>
@@ -53,7 +57,7 @@ describe("pageBatches", () => {
         Stream.runCollect
       )
       const items = Chunk.toReadonlyArray(out)
-      expect(items.filter(Either.isRight).flatMap((e) => e.right.map((p) => p.endCursor))).toEqual(["c1", "c2", "c3"])
+      expect(items.filter(Either.isRight).flatMap((e) => e.right.map((p) => `c${p.position}`))).toEqual(["c1", "c2", "c3"])
       expect(items.at(-1)).toEqual(Either.left("page 4 refused"))
       expect(items.filter(Either.isLeft)).toHaveLength(1)
     })

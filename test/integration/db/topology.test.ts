@@ -1,0 +1,28 @@
+import { expect, it } from "@effect/vitest"
+import { Effect, Layer, Option, Redacted } from "effect"
+import { DatabaseTopology, makeDatabaseLayer } from "../../../src/db/Database.js"
+import { startEmbeddedPostgres } from "../../../src/db/EmbeddedPostgres.js"
+import { PreparedStatements } from "../../../src/db/preparedStatements.js"
+import { freshSchemaName } from "../../support/database.js"
+
+const topologyOf = (url: Option.Option<string>, schema = freshSchemaName()) =>
+  Effect.gen(function* () {
+    const context = yield* Layer.build(makeDatabaseLayer({ url: Option.map(url, Redacted.make), dataDir: "memory", schema }))
+    return { singleSession: Effect.runSync(Effect.provide(DatabaseTopology, context)).singleSession, prepares: Effect.runSync(Effect.provide(PreparedStatements, context)).enabled }
+  })
+
+// The database says what it is: whether it was started here or reached through a URL (a child process of a test)
+it.scoped("the embedded Postgres is one session, started here or reached through a URL; nothing is kept prepared there", () =>
+  Effect.gen(function* () {
+    expect(yield* topologyOf(Option.none())).toEqual({ singleSession: true, prepares: false })
+    // (an embedded database serves the one schema it was started with: its session's search_path)
+    const embedded = yield* startEmbeddedPostgres({ dataDir: "memory", searchPath: "account_sync" })
+    expect(yield* topologyOf(Option.some(`postgres://postgres@127.0.0.1:${embedded.port}/postgres`), "account_sync")).toEqual({ singleSession: true, prepares: false })
+  })
+)
+
+it.scoped.skipIf(process.env.TEST_DATABASE_URL === undefined)("a real Postgres has sessions of its own; page statements are kept prepared", () =>
+  Effect.gen(function* () {
+    expect(yield* topologyOf(Option.some(process.env.TEST_DATABASE_URL!))).toEqual({ singleSession: false, prepares: true })
+  })
+)
