@@ -1,56 +1,26 @@
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Effect, Layer, Option } from "effect"
-import * as http from "node:http"
-import type { AddressInfo } from "node:net"
 import { Checkpoints } from "../../../src/sync/Checkpoints.js"
 import { SyncRunner } from "../../../src/sync/SyncRunner.js"
 import { connectAccount } from "../../support/connector.js"
 import { TestEmulator } from "../../support/emulator.js"
-import { ServiceUrl, syncHarness } from "../../support/syncHarness.js"
+import { serviceProxy } from "../../support/proxy.js"
+import { syncHarness } from "../../support/syncHarness.js"
 
 /**
- * A pass-through proxy in front of the emulator that corrupts one field of one node of the second jobs page: the
- * emulator only serves valid data, and this is what a changed or broken service would send.
+ * A proxy that corrupts one field of one node of the second jobs page: the emulator only serves valid data, and this
+ * is what a changed or broken service would send.
  */
-const corruptingProxy = Layer.scoped(
-  ServiceUrl,
-  Effect.gen(function* () {
-    const { baseUrl } = yield* TestEmulator
-    let jobsPages = 0
-    const server = http.createServer((req, res) => {
-      const chunks: Array<Buffer> = []
-      req.on("data", (c: Buffer) => chunks.push(c))
-      req.on("end", async () => {
-        const body = Buffer.concat(chunks)
-        const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => k !== "host" && k !== "content-length")) as Record<string, string>
-        const upstream = await fetch(`${baseUrl}${req.url}`, {
-          method: req.method!,
-          headers,
-          redirect: "manual",
-          ...(body.length > 0 ? { body } : {})
-        })
-        let text = await upstream.text()
-        if (req.url === "/api/graphql" && JSON.parse(body.toString()).operationName === "JobsPage" && ++jobsPages === 2) {
-          const json = JSON.parse(text)
-          json.data.jobs.nodes[7].jobNumber = "seven"
-          text = JSON.stringify(json)
-        }
-        const out: Record<string, string> = {}
-        upstream.headers.forEach((v, k) => {
-          if (k !== "content-length" && k !== "content-encoding" && k !== "transfer-encoding") out[k] = v
-        })
-        res.writeHead(upstream.status, out)
-        res.end(text)
-      })
-    })
-    yield* Effect.acquireRelease(
-      Effect.async<void>((resume) => void server.listen(0, "127.0.0.1", () => resume(Effect.void))),
-      () => Effect.sync(() => server.close())
-    )
-    return `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-  })
-)
+let jobsPages = 0
+const corruptingProxy = serviceProxy({
+  after: ({ operationName, answer }) => {
+    if (operationName !== "JobsPage" || ++jobsPages !== 2) return answer
+    const json = JSON.parse(answer)
+    json.data.jobs.nodes[7].jobNumber = "seven"
+    return JSON.stringify(json)
+  }
+})
 
 layer(syncHarness({ accounts: 1, jobs: 500 }, { serviceUrl: corruptingProxy }), { timeout: 60_000, excludeTestServices: true })(
   "a node that fails its schema",
