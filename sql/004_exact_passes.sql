@@ -2,7 +2,8 @@
 -- exact whatever the service's cursors are. The checkpoint of a pass in progress is that position and the ids of
 -- its last landed page; a pass in progress when this migration runs starts over.
 ALTER TABLE sync_checkpoints DROP COLUMN cursor;
-ALTER TABLE sync_checkpoints ADD COLUMN position integer;          -- rows of the pass's order landed (0: none)
+ALTER TABLE sync_checkpoints ADD COLUMN partition integer NOT NULL DEFAULT 0;  -- which of the stream's lists (users: by status)
+ALTER TABLE sync_checkpoints ADD COLUMN position integer;          -- rows of the partition's order landed (0: none)
 ALTER TABLE sync_checkpoints ADD COLUMN anchors jsonb;             -- ids of the last landed page, in order
 ALTER TABLE sync_checkpoints ADD COLUMN shifted boolean NOT NULL DEFAULT false;  -- the list moved under the pass
 UPDATE sync_checkpoints SET pass_kind = NULL WHERE pass_kind IS NOT NULL;

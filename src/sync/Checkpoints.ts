@@ -7,6 +7,7 @@ import type { AnyStream } from "./streams/Stream.js"
 
 const CheckpointRow = Schema.Struct({
   pass_kind: Schema.NullOr(Schema.Literal("full", "incremental")),
+  partition: Schema.Number,
   position: Schema.NullOr(Schema.Number),
   anchors: Schema.NullOr(Schema.Array(Schema.String)),
   shifted: Schema.Boolean,
@@ -18,6 +19,7 @@ const CheckpointRow = Schema.Struct({
 
 const toCheckpoint = (r: typeof CheckpointRow.Type): Checkpoint => ({
   passKind: r.pass_kind,
+  partition: r.partition,
   position: r.position ?? 0,
   anchors: r.anchors ?? [],
   shifted: r.shifted,
@@ -76,7 +78,7 @@ export const CheckpointsLive = Layer.effect(
       Request: Schema.Struct({ accountId: Schema.String, stream: Schema.String }),
       Result: CheckpointRow,
       execute: ({ accountId, stream }) => sql`
-        SELECT pass_kind, position, anchors, shifted, tracks_seen, pass_started_at, high_water_mark, last_full_pass_at
+        SELECT pass_kind, partition, position, anchors, shifted, tracks_seen, pass_started_at, high_water_mark, last_full_pass_at
         FROM sync_checkpoints WHERE account_id = ${accountId} AND stream = ${stream}`
     })
     const readOnce = (accountId: string, stream: string) => Effect.map(rowsOrDie(find({ accountId, stream })), Option.map(toCheckpoint))
@@ -101,10 +103,10 @@ export const CheckpointsLive = Layer.effect(
           const tracksSeen =
             kind === "full" ? sql`EXISTS (SELECT 1 FROM ${sql(stream.table)} WHERE account_id = ${accountId} AND deleted_at IS NULL)` : sql`false`
           yield* sql`
-            INSERT INTO sync_checkpoints (account_id, stream, pass_kind, position, anchors, shifted, pass_started_at, tracks_seen, updated_at)
-            VALUES (${accountId}, ${stream.name}, ${kind}, 0, NULL, false, now(), ${tracksSeen}, now())
+            INSERT INTO sync_checkpoints (account_id, stream, pass_kind, partition, position, anchors, shifted, pass_started_at, tracks_seen, updated_at)
+            VALUES (${accountId}, ${stream.name}, ${kind}, 0, 0, NULL, false, now(), ${tracksSeen}, now())
             ON CONFLICT (account_id, stream) DO UPDATE SET
-              pass_kind = EXCLUDED.pass_kind, position = 0, anchors = NULL, shifted = false, pass_started_at = now(),
+              pass_kind = EXCLUDED.pass_kind, partition = 0, position = 0, anchors = NULL, shifted = false, pass_started_at = now(),
               tracks_seen = EXCLUDED.tracks_seen, updated_at = now()`
           const started = yield* readOnce(accountId, stream.name)
           return { resumed: false, checkpoint: Option.getOrThrow(started) }

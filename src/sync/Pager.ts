@@ -7,12 +7,13 @@ import { joinPage, nextOffset, RecentIds, stepBack } from "./Continuation.js"
 import { ConnectionShapeInvalid, NodeSchemaMismatch } from "./errors.js"
 import type { Page, ReceivedNode, Variables } from "./model.js"
 import { nodeGuard } from "./nodeGuard.js"
-import type { AnyStream } from "./streams/Stream.js"
+import { type AnyStream, type ChildDefinition, CustomFieldNode } from "./streams/Stream.js"
 
 const ConnectionSchema = Schema.Struct({ nodes: Schema.Array(Schema.Unknown) })
 const decodeConnection = Schema.decodeUnknownEither(ConnectionSchema)
 const IdNode = Schema.Struct({ id: Schema.NonEmptyString })
 const CountSchema = Schema.Struct({ totalCount: Schema.Number })
+const isCustomField = Schema.is(CustomFieldNode)
 
 const at = (data: unknown, path: ReadonlyArray<string>): unknown =>
   path.reduce<unknown>((v, key) => (v !== null && typeof v === "object" ? (v as Record<string, unknown>)[key] : undefined), data)
@@ -22,12 +23,16 @@ export type PagerError = ServiceError | ConnectionShapeInvalid | NodeSchemaMisma
 /** How many landed ids a pass keeps to join pages on: far more than any page, so a shift is followed, not guessed. */
 const recentCapacity = 2000
 
+/** The fewest parents a page should carry: below it, children are asked fewer per parent (and followed up). */
+const minParentsPerPage = 10
+
 export interface PagesRequest<E> {
   readonly credentials: AccountCredentials<E>
   readonly stream: AnyStream
   /** The pass's order and filter. */
   readonly variables: Variables
-  /** Resuming: rows already landed by the pass, and the ids of its last page (default: from the start). */
+  /** Resuming: the partition and the rows of it already landed by the pass, and the ids of its last page. */
+  readonly partition?: number
   readonly position?: number
   readonly anchors?: ReadonlyArray<string>
   /** "ids": the listing (each node only its id, stream.idsDocument) instead of the nodes. */
@@ -39,14 +44,16 @@ export class Pager extends Context.Tag("account-sync/Pager")<
   Pager,
   {
     /**
-     * The pages of one stream's connection for one account, from `position`, each asked one row before where the
-     * last ended and joined on a row already landed (a page that does not join is asked again further back), always
-     * passing `first` (sized by the account's CostBudget). Each node is checked against the stream's Schema (a
-     * compiled guard; Schema's decoder for the error); the first node that fails ends the stream with the account,
-     * stream, field and position.
+     * The pages of one stream's connection for one account (each partition in turn), from `position`, each asked
+     * one row before where the last ended and joined on a row already landed (a page that does not join is asked
+     * again further back), always passing `first` (sized by the account's CostBudget, with each child connection's
+     * inner page). A parent with more children than the inner page gets the rest in follow-up queries before its page
+     * is given out: no child is cut off. Each node (and child) is checked against its Schema (a compiled guard;
+     * Schema's decoder for the error); the first that fails ends the stream with the account, stream, field and
+     * position.
      */
     readonly pages: <E>(request: PagesRequest<E>) => Stream.Stream<Page, PagerError | E>
-    /** How many rows the connection holds in `variables`' filter. */
+    /** How many rows the connection holds (every partition) in `variables`' filter; and what the count cost. */
     readonly count: <E>(
       credentials: AccountCredentials<E>,
       stream: AnyStream,
@@ -55,73 +62,159 @@ export class Pager extends Context.Tag("account-sync/Pager")<
   }
 >() {}
 
+/** The list moved while a parent's children were followed up: its page is asked again. */
+class ParentMoved {
+  readonly _tag = "ParentMoved"
+}
+
 export const PagerLive = Layer.effect(
   Pager,
   Effect.gen(function* () {
     const client = yield* ServiceClient
     const budget = yield* CostBudget
-    const guards = new WeakMap<AnyStream, (value: unknown) => boolean>()
-    const guardOf = (stream: AnyStream) => {
-      let guard = guards.get(stream)
-      if (guard === undefined) guards.set(stream, (guard = nodeGuard(stream.node)))
+    const guards = new WeakMap<object, (value: unknown) => boolean>()
+    const guardOf = (key: object, schema: Schema.Schema<any, any>) => {
+      let guard = guards.get(key)
+      if (guard === undefined) guards.set(key, (guard = nodeGuard(schema)))
       return guard
     }
 
     const pages = <E>(request: PagesRequest<E>) => {
-      const { credentials, stream, variables } = request
+      const { credentials, stream } = request
       const { accountId } = credentials
       const listing = request.select === "ids"
       const document: DocumentNode = listing ? stream.idsDocument : stream.document
-      const isNode = listing ? Schema.is(IdNode) : guardOf(stream)
+      const children = listing ? [] : stream.children
+      const isNode = listing ? Schema.is(IdNode) : guardOf(stream, stream.node)
       const decodeNode = Schema.decodeUnknownEither(listing ? IdNode : stream.node, { errors: "first", onExcessProperty: "ignore" })
-      const recent = new RecentIds(recentCapacity, request.anchors ?? [])
+      const partitions = stream.partitions
+      const variablesOf = (partition: number): Variables => ({ ...request.variables, ...partitions[partition] })
 
-      /** One page as received: its nodes checked, its cost. */
-      const fetch = (offset: number) =>
+      const mismatch = (position: number, issue: ParseResult.ParseError, raw: unknown, prefix: string) => {
+        const first = ParseResult.ArrayFormatter.formatErrorSync(issue)[0]
+        const id = raw !== null && typeof raw === "object" ? (raw as { id?: unknown }).id : undefined
+        return new NodeSchemaMismatch({
+          accountId,
+          stream: stream.name,
+          field: `${prefix}${first?.path.map(String).join(".") || "(node)"}`,
+          position,
+          nodeId: typeof id === "string" ? id : undefined,
+          detail: first?.message ?? "does not match the schema"
+        })
+      }
+
+      /** The child nodes at `raw[child.field].nodes`, each checked against the child's Schema. */
+      const childNodes = (raw: unknown, child: ChildDefinition, position: number) =>
         Effect.gen(function* () {
-          const variablesFor = (first: number) => ({ ...variables, first, offset })
-          const first = yield* budget.pageSize(accountId, document, variablesFor, stream.maxPageSize)
-          const result = yield* client.execute(credentials, document, variablesFor(first))
+          const connection = decodeConnection((raw as Record<string, unknown>)[child.field])
+          if (connection._tag === "Left") {
+            return yield* new ConnectionShapeInvalid({ accountId, stream: stream.name, position, detail: `${child.field}: ${ParseResult.TreeFormatter.formatErrorSync(connection.left)}` })
+          }
+          const isChild = guardOf(child, child.node)
+          for (const node of connection.right.nodes) {
+            if (isChild(node)) continue
+            const decoded = Schema.decodeUnknownEither(child.node, { errors: "first", onExcessProperty: "ignore" })(node)
+            if (decoded._tag === "Left") return yield* mismatch(position, decoded.left, node, `${child.field}.`)
+          }
+          return connection.right.nodes
+        })
+
+      /** The page size and each child's inner page: as many parents as a full bucket holds, children halved if too few. */
+      const sizeOf = (variablesFor: (first: number, inner: ReadonlyMap<ChildDefinition, number>) => Variables) =>
+        Effect.gen(function* () {
+          const inner = new Map(children.map((c) => [c, c.innerPage] as const))
+          for (;;) {
+            const first = yield* budget.pageSize(accountId, document, (n) => variablesFor(n, inner), stream.maxPageSize)
+            const shrinkable = [...inner].filter(([, k]) => k > 1)
+            if (first >= Math.min(minParentsPerPage, stream.maxPageSize) || shrinkable.length === 0) return { first, inner }
+            for (const [child, k] of shrinkable) inner.set(child, Math.max(1, Math.floor(k / 2)))
+          }
+        })
+
+      /** The rest of one parent's children: the parent asked again alone, its children from `got` on. */
+      const followUp = (partition: number, offset: number, parentId: string, child: ChildDefinition, got: number) =>
+        Effect.gen(function* () {
+          const more: Array<unknown> = []
+          let costPoints = 0
+          for (let childOffset = got; ; ) {
+            const variablesFor = (childFirst: number) => ({ ...variablesOf(partition), first: 1, offset, childFirst, childOffset })
+            const childFirst = yield* budget.pageSize(accountId, child.followUpDocument, variablesFor, stream.maxPageSize)
+            const result = yield* client.execute(credentials, child.followUpDocument, variablesFor(childFirst))
+            costPoints += result.cost?.actualQueryCost ?? 0
+            const connection = decodeConnection(at(result.data, stream.connectionPath))
+            const parent = connection._tag === "Right" ? connection.right.nodes[0] : undefined
+            if (parent === undefined || (parent as { id?: unknown }).id !== parentId) return yield* Effect.fail(new ParentMoved())
+            const nodes = yield* childNodes(parent, child, offset)
+            more.push(...nodes)
+            childOffset += nodes.length
+            if (nodes.length < childFirst) return { more, costPoints }
+          }
+        })
+
+      /** One page as received: its nodes (and their children, followed up in full) checked, its cost. */
+      const fetch = (partition: number, offset: number) =>
+        Effect.gen(function* () {
+          const variablesFor = (first: number, inner: ReadonlyMap<ChildDefinition, number>) => {
+            const v: Record<string, unknown> = { ...variablesOf(partition), first, offset }
+            for (const [child, k] of inner) v[child.firstVariable] = k
+            return v
+          }
+          const { first, inner } = yield* sizeOf(variablesFor)
+          const result = yield* client.execute(credentials, document, variablesFor(first, inner))
+          let costPoints = result.cost?.actualQueryCost ?? 0
           const connection = decodeConnection(at(result.data, stream.connectionPath))
           if (connection._tag === "Left") {
-            return yield* new ConnectionShapeInvalid({
-              accountId,
-              stream: stream.name,
-              position: offset,
-              detail: ParseResult.TreeFormatter.formatErrorSync(connection.left)
-            })
+            return yield* new ConnectionShapeInvalid({ accountId, stream: stream.name, position: offset, detail: ParseResult.TreeFormatter.formatErrorSync(connection.left) })
           }
           const nodes: Array<ReceivedNode> = []
-          for (const raw of connection.right.nodes) {
-            if (isNode(raw)) {
-              nodes.push({ node: raw as ReceivedNode["node"], raw })
-              continue
+          let complete = true
+          for (const [i, raw] of connection.right.nodes.entries()) {
+            let node: ReceivedNode["node"]
+            if (isNode(raw)) node = raw as ReceivedNode["node"]
+            else {
+              const decoded = decodeNode(raw)
+              if (decoded._tag === "Left") return yield* mismatch(offset, decoded.left, raw, "")
+              node = decoded.right as ReceivedNode["node"]
             }
-            const decoded = decodeNode(raw)
-            if (decoded._tag === "Left") {
-              const issue = ParseResult.ArrayFormatter.formatErrorSync(decoded.left)[0]
-              const id = raw !== null && typeof raw === "object" ? (raw as { id?: unknown }).id : undefined
-              return yield* new NodeSchemaMismatch({
-                accountId,
-                stream: stream.name,
-                field: issue?.path.map(String).join(".") || "(node)",
-                position: offset,
-                nodeId: typeof id === "string" ? id : undefined,
-                detail: issue?.message ?? "does not match the schema"
-              })
+            let merged: Record<string, unknown> | undefined
+            for (const child of children) {
+              const got = yield* childNodes(raw, child, offset)
+              if (got.length < inner.get(child)!) continue
+              const rest = yield* followUp(partition, offset + i, node.id, child, got.length)
+              costPoints += rest.costPoints
+              if (rest.more.length === 0) continue
+              merged ??= { ...(raw as Record<string, unknown>) }
+              merged[child.field] = { nodes: [...got, ...rest.more] }
             }
-            nodes.push({ node: decoded.right as ReceivedNode["node"], raw })
+            if (stream.customFields !== undefined) {
+              const fields = (raw as { customFields?: unknown }).customFields
+              if (!Array.isArray(fields) || !fields.every(isCustomField)) {
+                return yield* new NodeSchemaMismatch({ accountId, stream: stream.name, field: "customFields", position: offset, nodeId: node.id, detail: "expected a list of custom fields, each with __typename and label" })
+              }
+            }
+            if (merged !== undefined) {
+              complete = false
+              nodes.push({ node: { ...node, ...merged } as ReceivedNode["node"], raw: merged })
+            } else nodes.push({ node, raw })
           }
-          return { offset, first, nodes, body: result.body, costPoints: result.cost?.actualQueryCost ?? 0 }
+          // a node completed by follow-ups is not the body as received: the page lands from its nodes
+          return { partition, offset, first, nodes, body: complete ? result.body : undefined, costPoints }
         })
 
       /** The page that continues from `position`: asked again further back until it joins the rows landed. */
-      const joined = (position: number) =>
+      const joined = (partition: number, position: number, recent: RecentIds) =>
         Effect.gen(function* () {
           let offset = nextOffset(position)
           let wasted = 0
           for (let attempt = 0; ; attempt++) {
-            const page = yield* fetch(offset)
+            const fetched = yield* fetch(partition, offset).pipe(Effect.either)
+            if (fetched._tag === "Left") {
+              if (!(fetched.left instanceof ParentMoved)) return yield* Effect.fail(fetched.left)
+              yield* Effect.logInfo(`the list moved while children of page ${offset} were followed up; asking the page again further back`)
+              offset = stepBack(offset, 1, attempt)
+              continue
+            }
+            const page = fetched.right
             const join = joinPage(page.nodes.map((n) => n.node.id), recent, offset)
             if (join._tag === "Lost") {
               wasted += page.costPoints
@@ -131,36 +224,50 @@ export const PagerLive = Layer.effect(
             }
             recent.add(page.nodes.map((n) => n.node.id))
             const reread = page.nodes.length > 0 ? (page.costPoints * (join.at + 1)) / page.nodes.length : 0
+            const short = page.nodes.length < page.first
             return {
               ...page,
               newFrom: join.at + 1,
               position: page.offset + page.nodes.length,
-              mayHaveMore: page.nodes.length >= page.first,
+              mayHaveMore: !short || partition + 1 < partitions.length,
               shifted: join.shifted || attempt > 0,
               overheadPoints: wasted + reread
             } satisfies Page
           }
         })
 
-      return Stream.paginateEffect(request.position ?? 0, (position) =>
-        Effect.map(joined(position), (page) => [page, page.mayHaveMore ? Option.some(page.position) : Option.none()] as const)
+      const start = request.partition ?? 0
+      let recent = new RecentIds(recentCapacity, request.anchors ?? [])
+      return Stream.paginateEffect({ partition: start, position: request.position ?? 0 }, ({ partition, position }) =>
+        Effect.map(joined(partition, position, recent), (page) => {
+          if (page.nodes.length >= page.first) return [page, Option.some({ partition, position: page.position })] as const
+          if (partition + 1 >= partitions.length) return [page, Option.none()] as const
+          recent = new RecentIds(recentCapacity)
+          return [page, Option.some({ partition: partition + 1, position: 0 })] as const
+        })
       )
     }
 
     const count = <E>(credentials: AccountCredentials<E>, stream: AnyStream, variables: Variables) =>
       Effect.gen(function* () {
-        const filter = (variables as { readonly filter?: unknown }).filter
-        const result = yield* client.execute(credentials, stream.countDocument, filter === undefined ? {} : { filter })
-        const decoded = Schema.decodeUnknownEither(CountSchema)(at(result.data, stream.connectionPath))
-        if (decoded._tag === "Left") {
-          return yield* new ConnectionShapeInvalid({
-            accountId: credentials.accountId,
-            stream: stream.name,
-            position: null,
-            detail: `totalCount: ${ParseResult.TreeFormatter.formatErrorSync(decoded.left)}`
-          })
+        let total = 0
+        let costPoints = 0
+        for (const partition of stream.partitions) {
+          const { sort: _, ...rest } = { ...variables, ...partition } as Record<string, unknown>
+          const result = yield* client.execute(credentials, stream.countDocument, rest)
+          const decoded = Schema.decodeUnknownEither(CountSchema)(at(result.data, stream.connectionPath))
+          if (decoded._tag === "Left") {
+            return yield* new ConnectionShapeInvalid({
+              accountId: credentials.accountId,
+              stream: stream.name,
+              position: null,
+              detail: `totalCount: ${ParseResult.TreeFormatter.formatErrorSync(decoded.left)}`
+            })
+          }
+          total += decoded.right.totalCount
+          costPoints += result.cost?.actualQueryCost ?? 0
         }
-        return { total: decoded.right.totalCount, costPoints: result.cost?.actualQueryCost ?? 0 }
+        return { total, costPoints }
       })
 
     return Pager.of({ pages, count })

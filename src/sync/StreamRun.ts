@@ -116,7 +116,8 @@ export const StreamRunLive = Layer.effect(
           let shifted = begun.checkpoint.shifted
           let reachedEnd = false
           let progressWrittenAt = now
-          const source = pager.pages({ credentials, stream, variables, position: begun.checkpoint.position, anchors: begun.checkpoint.anchors })
+          const { partition, position, anchors } = begun.checkpoint
+          const source = pager.pages({ credentials, stream, variables, partition, position, anchors })
           yield* pageBatches(source, { prefetch }).pipe(
             Stream.mapEffect((batch) =>
               Effect.gen(function* () {
@@ -157,6 +158,7 @@ export const StreamRunLive = Layer.effect(
                     bodies: landing.map((page) => page.body),
                     pass: {
                       kind,
+                      partition: last.partition,
                       position: last.position,
                       anchors: last.nodes.slice(-anchorsKept).map((n) => n.node.id),
                       shifted,

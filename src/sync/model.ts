@@ -6,7 +6,8 @@ export type PassKind = "full" | "incremental"
 export interface Checkpoint {
   /** The kind of the pass in progress; null when none is. */
   readonly passKind: PassKind | null
-  /** Rows of the pass's order landed so far by the pass in progress (where its next page starts, less one). */
+  /** The partition of the stream's list the pass in progress is in, and the rows of it landed so far. */
+  readonly partition: number
   readonly position: number
   /** The ids of its last landed page, in order: the rows its next page joins on. */
   readonly anchors: ReadonlyArray<string>
@@ -29,6 +30,8 @@ export interface ReceivedNode {
 
 /** One page of a stream's connection as received, joined on the rows the pass had landed (see Continuation). */
 export interface Page {
+  /** The partition of the stream's list the page is of (most streams have one list: 0). */
+  readonly partition: number
   /** The position the page was asked from, and its size. */
   readonly offset: number
   readonly first: number
@@ -36,9 +39,9 @@ export interface Page {
   readonly nodes: ReadonlyArray<ReceivedNode>
   /** Index of the first node the pass had not landed before (the ones before were read again to join). */
   readonly newFrom: number
-  /** Rows of the order landed once this page is: where the next page starts, less the overlap. */
+  /** Rows of the partition's order landed once this page is: where the next page starts, less the overlap. */
   readonly position: number
-  /** A page as long as asked: the connection may go on. */
+  /** Another page of the pass follows (this one was as long as asked, or another partition comes). */
   readonly mayHaveMore: boolean
   /** The response body the nodes were read from (at `data`, the stream's connection path, `nodes`), when they are as received. */
   readonly body: string | undefined

@@ -6,7 +6,8 @@ import type { PageJson } from "./pageParams.js"
 /** Where a batch's pass stands once it lands. */
 export interface PassProgress {
   readonly kind: PassKind
-  /** Rows of the pass's order landed, and the ids of the last page (the next page joins on them). */
+  /** The partition of the stream's list, the rows of it landed, and the ids of the last page (the next joins on them). */
+  readonly partition: number
   readonly position: number
   readonly anchors: ReadonlyArray<string>
   /** A page of the batch did not join where it would have, had nothing moved. */
@@ -50,6 +51,7 @@ export const checkpointStep: LandingStep = {
           UNION ALL SELECT false WHERE NOT EXISTS (SELECT 1 FROM sync_checkpoints WHERE account_id = ${v.accountId} AND stream = ${v.stream.name})`
       : sql`
     UPDATE sync_checkpoints SET
+      partition = ${v.pass.partition},
       position = ${v.pass.position},
       anchors = ${JSON.stringify(v.pass.anchors)}::jsonb,
       shifted = shifted OR ${v.pass.shifted},

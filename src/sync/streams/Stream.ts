@@ -1,4 +1,4 @@
-import { type DocumentNode, getNamedType, type GraphQLNamedType, isObjectType, parse } from "graphql"
+import { type DocumentNode, getNamedType, type GraphQLField, type GraphQLNamedType, isObjectType, parse } from "graphql"
 import { type Duration, Option, Schema, SchemaAST as AST } from "effect"
 import { serviceSchema } from "../../api/serviceSchema.js"
 import type { Incremental } from "../Incremental.js"
@@ -11,14 +11,39 @@ export type ColumnType = "text" | "integer" | "double precision" | "boolean" | "
 export interface Column {
   /** Where the value is in the node, e.g. ["jobNumber"], ["client", "id"], ["amounts", "total"]. */
   readonly path: ReadonlyArray<string>
-  /** Column of the stream's table (snake_case of the path; a link is `<field>_id`). */
+  /** Column of the table (snake_case of the path; a link is `<field>_id`). */
   readonly column: string
   readonly type: ColumnType
   readonly nullable: boolean
-  /** For a link column: the stream the id belongs to. */
+  /** For a link column: the stream (or child table) the id belongs to. */
   readonly link?: string
   /** The schema's description of the field. */
   readonly description?: string
+  /** False when the field is excluded by configuration: not requested, the column stays null. */
+  readonly selected: boolean
+}
+
+/** The rows of a connection inside each node (line items): a child table, replaced with its parent. */
+export interface ChildDefinition {
+  /** The connection field on the parent node, e.g. "lineItems". */
+  readonly field: string
+  readonly table: string
+  readonly nodeType: string
+  readonly node: Schema.Schema<{ readonly id: string }, any>
+  readonly columns: ReadonlyArray<Column>
+  /** The column holding the parent's id, e.g. "job_id". */
+  readonly parentColumn: string
+  /**
+   * The child's id is unique only under its parent (a visit's line items are its job's): the key is
+   * (account_id, parent, id) instead of (account_id, id).
+   */
+  readonly keyedByParent: boolean
+  /** Children asked per parent on a page (a parent with more gets the rest in follow-up queries). */
+  readonly innerPage: number
+  /** The variable that sizes the inner page in the page query, e.g. "lineItemsFirst". */
+  readonly firstVariable: string
+  /** The rest of one parent's children: the parent at `$offset` of the pass's order, its children from `$childOffset`. */
+  readonly followUpDocument: DocumentNode
 }
 
 /** What a stream is, written by hand: everything else is derived by `define`. */
@@ -32,8 +57,17 @@ export interface StreamSpec<Fields extends Schema.Struct.Fields> {
   readonly nodeType: string
   /** One node as the service sends it: its fields are the columns and the selection. Must have `id`. */
   readonly fields: Fields
+  /** Line item connections of the node, each a child table. */
+  readonly children?: ReadonlyArray<ChildSpec>
+  /** The node's custom fields land in `custom_fields` (parent type: nodeType). */
+  readonly customFields?: boolean
   /** Variables of a full pass: an order that does not move when rows change (new rows may append). */
   readonly fullPass: Variables
+  /**
+   * A list that is the union of several (users: one list per status): a pass pages each in turn, each with these
+   * variables added. Default: one.
+   */
+  readonly partitions?: ReadonlyArray<Variables>
   readonly incremental: Incremental
   /** How often a full pass runs (default: SYNC_FULL_PASS_EVERY). */
   readonly fullPassEvery?: Duration.Duration
@@ -43,9 +77,20 @@ export interface StreamSpec<Fields extends Schema.Struct.Fields> {
   readonly maxPageSize?: number
 }
 
+export interface ChildSpec {
+  readonly field: string
+  readonly table: string
+  readonly nodeType: string
+  readonly fields: Schema.Struct.Fields
+  readonly parentColumn: string
+  readonly keyedByParent?: boolean
+  readonly innerPage?: number
+}
+
 /**
- * A stream: a value that carries its data (node Schema, columns, table, document) and its behaviour (how a full
- * and an incremental pass page). Pager, Warehouse and the runner ask it what to do; none switches on its name.
+ * A stream: a value that carries its data (node Schema, columns, table, documents) and its behaviour (how a full and
+ * an incremental pass page, how to look rows up). Pager, Warehouse and the runner ask it what to do; none switches on
+ * its name.
  */
 export interface StreamDefinition<Node extends { readonly id: string } = { readonly id: string }> {
   readonly name: string
@@ -56,22 +101,28 @@ export interface StreamDefinition<Node extends { readonly id: string } = { reado
   readonly node: Schema.Schema<Node, any>
   /** Mapped columns besides `account_id` and `id` (and raw, first_seen_at, synced_at, deleted_at). */
   readonly columns: ReadonlyArray<Column>
-  /** The page query: `$first: Int!`, `$offset: Int!`, and `$sort`/`$filter` where the connection has them. */
+  readonly children: ReadonlyArray<ChildDefinition>
+  /** The parent type of its rows in `custom_fields`, when the stream lands custom fields. */
+  readonly customFields: string | undefined
+  /** The page query: `$first: Int!`, `$offset: Int!`, the connection's own arguments, and each child's inner page. */
   readonly document: DocumentNode
   /** The same pages with nothing but each node's id (a listing to check a pass against, at a point a row). */
   readonly idsDocument: DocumentNode
-  /** The number of rows in the connection (`$filter` where it has one). */
+  /** The number of rows in the connection. */
   readonly countDocument: DocumentNode
-  /** Variables that select exactly these rows (an `ids` filter), when the connection has one. */
-  readonly lookup: ((ids: ReadonlyArray<string>) => Variables) | undefined
   /** Where the connection is in `data`. */
   readonly connectionPath: ReadonlyArray<string>
   readonly maxPageSize: number
   readonly fullPass: Variables
+  readonly partitions: ReadonlyArray<Variables>
   readonly incremental: Incremental
   readonly fullPassEvery: Duration.Duration | undefined
   /** The node's last-update time (ISO 8601, service time), when the type has one: feeds the high-water mark. */
   readonly updatedAt: ((node: Node) => string) | undefined
+  /** Variables that select exactly these rows, when the connection filters by id. */
+  readonly lookup: ((ids: ReadonlyArray<string>) => Variables) | undefined
+  /** The spec it was defined from (configuration derives a narrower stream from it). */
+  readonly spec: StreamSpec<any>
 }
 
 export type AnyStream = StreamDefinition<any>
@@ -123,8 +174,10 @@ const wholeSelection = (ast: AST.AST): string => {
   return `{ ${inner.propertySignatures.map((ps) => `${String(ps.name)} ${wholeSelection(ps.type)}`.trim()).join(" ")} }`
 }
 
-const graphqlField = (type: GraphQLNamedType | undefined, name: string, where: string) => {
-  if (type === undefined || !isObjectType(type)) throw new Error(`stream field ${where}: ${type?.name ?? "the type"} is not an object type of the schema`)
+const graphqlField = (type: GraphQLNamedType | undefined | null, name: string, where: string): GraphQLField<unknown, unknown> => {
+  if (type === undefined || type === null || !isObjectType(type)) {
+    throw new Error(`stream field ${where}: ${type?.name ?? "the type"} is not an object type of the schema`)
+  }
   const field = type.getFields()[name]
   if (field === undefined) throw new Error(`stream field ${where}: ${type.name} has no field \`${name}\` in the schema subset`)
   return field
@@ -135,8 +188,9 @@ const derive = (
   fields: ReadonlyArray<AST.PropertySignature>,
   type: GraphQLNamedType | undefined,
   prefix: ReadonlyArray<string>,
-  parentNullable: boolean
-): { readonly columns: ReadonlyArray<Column>; readonly selection: string } => {
+  parentNullable: boolean,
+  excluded: ReadonlySet<string>
+): { readonly columns: ReadonlyArray<Column>; readonly selection: ReadonlyArray<string> } => {
   const columns: Array<Column> = []
   const selection: Array<string> = []
   for (const ps of fields) {
@@ -148,68 +202,140 @@ const derive = (
       selection.push("id")
       continue
     }
+    const selected = !path.some((_, i) => excluded.has(path.slice(0, i + 1).join(".")))
     const { ast, nullable: ownNullable } = unwrapNull(ps.type)
     const nullable = parentNullable || ownNullable || ps.isOptional
     const description = gql.description ?? undefined
+    const about = { selected, ...(description ? { description } : {}) }
     if (hasAnnotation(ast, LinkAnnotation)) {
       const target = Option.getOrThrow(AST.getAnnotation<string>(ast, LinkAnnotation))
-      columns.push({ path: [...path, "id"], column: `${path.map(snake).join("_")}_id`, type: "text", nullable, link: target, ...(description ? { description } : {}) })
-      selection.push(`${name} { id }`)
+      columns.push({ path: [...path, "id"], column: `${path.map(snake).join("_")}_id`, type: "text", nullable, link: target, ...about })
+      if (selected) selection.push(`${name} { id }`)
     } else if (hasAnnotation(ast, EmbeddedAnnotation) && ast._tag === "TypeLiteral") {
-      const inner = derive(ast.propertySignatures, getNamedType(gql.type), path, nullable)
+      const inner = derive(ast.propertySignatures, getNamedType(gql.type), path, nullable, excluded)
       columns.push(...inner.columns)
-      selection.push(`${name} { ${inner.selection} }`)
+      if (inner.selection.length > 0) selection.push(`${name} { ${inner.selection.join(" ")} }`)
     } else {
-      columns.push({ path, column: path.map(snake).join("_"), type: scalarType(ast, where), nullable, ...(description ? { description } : {}) })
-      selection.push(`${name} ${wholeSelection(ast)}`.trim())
+      columns.push({ path, column: path.map(snake).join("_"), type: scalarType(ast, where), nullable, ...about })
+      if (selected) selection.push(`${name} ${wholeSelection(ast)}`.trim())
     }
   }
-  return { columns, selection: selection.join(" ") }
+  return { columns, selection }
 }
 
 const pascal = (name: string) => name.replace(/(^|_)([a-z])/g, (_, __, c: string) => c.toUpperCase())
 
-/** The root field's own arguments a stream's queries pass through as variables: its order and its filter. */
-const passedArguments = (connection: string) => {
-  const root = graphqlField(serviceSchema().getQueryType() ?? undefined, connection, `(root) ${connection}`)
-  return ["sort", "filter"].flatMap((arg) => {
-    const a = root.args.find((x) => x.name === arg)
-    return a ? [{ name: arg, type: String(a.type) }] : []
-  })
-}
+/** Arguments a stream never passes: pagination is the pager's, search is not a list. */
+const notPassed = new Set(["first", "last", "after", "before", "offset", "searchTerm", "searchFields"])
+
+/** The root field's own arguments a stream's queries pass through as variables (its order, filter, ...). */
+const passedArguments = (connection: string) =>
+  graphqlField(serviceSchema().getQueryType(), connection, `(root) ${connection}`)
+    .args.filter((a) => !notPassed.has(a.name))
+    .map((a) => ({ name: a.name, type: String(a.type) }))
 
 /**
  * A query over the stream's connection: `first` rows from position `offset` (positions, not cursors: a pass checks
- * that each page joins the rows it already has, whatever the service's cursors are), in the order and filter of the
- * pass, selecting `selection` of each node. No pageInfo: a page shorter than `first` is the last (pageInfo would cost
- * its fields once per row slot).
+ * that each page joins the rows it already has, whatever the service's cursors are), with the connection's own
+ * arguments, selecting `selection` of each node. No pageInfo: a page shorter than `first` is the last (pageInfo would
+ * cost its fields once per row slot).
  */
-const connectionQuery = (operation: string, connection: string, selection: string): DocumentNode => {
+const connectionQuery = (operation: string, connection: string, selection: string, extraVariables: ReadonlyArray<string> = []): DocumentNode => {
   const passed = passedArguments(connection)
-  const declared = ["$first: Int!", "$offset: Int!", ...passed.map((a) => `$${a.name}: ${a.type}`)].join(", ")
+  const declared = ["$first: Int!", "$offset: Int!", ...passed.map((a) => `$${a.name}: ${a.type}`), ...extraVariables].join(", ")
   const args = ["first: $first", "offset: $offset", ...passed.map((a) => `${a.name}: $${a.name}`)].join(", ")
   return parse(`query ${operation}(${declared}) { ${connection}(${args}) { nodes { ${selection} } } }`)
 }
 
-/** How many rows the connection holds in the pass's filter (`first: 1`: the cheapest page that carries the count). */
+/** How many rows the connection holds (`first: 1`: the cheapest page that carries the count). */
 const countQuery = (operation: string, connection: string): DocumentNode => {
-  const filter = passedArguments(connection).find((a) => a.name === "filter")
-  return parse(
-    filter
-      ? `query ${operation}($filter: ${filter.type}) { ${connection}(first: 1, filter: $filter) { totalCount } }`
-      : `query ${operation} { ${connection}(first: 1) { totalCount } }`
-  )
+  const passed = passedArguments(connection).filter((a) => a.name !== "sort")
+  const declared = passed.map((a) => `$${a.name}: ${a.type}`).join(", ")
+  const args = ["first: 1", ...passed.map((a) => `${a.name}: $${a.name}`)].join(", ")
+  return parse(`query ${operation}${declared ? `(${declared})` : ""} { ${connection}(${args}) { totalCount } }`)
 }
 
-/** A stream from its spec: node Schema, columns, selection and document derived from `fields`, checked against the schema. */
+/** Every kind of custom field with its value (`options` of a select is left out: its value is what was chosen). */
+export const customFieldsSelection =
+  "customFields { __typename " +
+  "... on CustomFieldArea { id label unit valueArea { length width } } " +
+  "... on CustomFieldBoolean { id label valueBoolean } " +
+  "... on CustomFieldLink { id label valueText valueUrl } " +
+  "... on CustomFieldNumber { id label unit valueNumber } " +
+  "... on CustomFieldSelect { id label valueSelect } " +
+  "... on CustomFieldText { id label valueText } }"
+
+/** One custom field as the service sends it: its kind, label, and the value fields of its kind. */
+export const CustomFieldNode = Schema.Struct({
+  __typename: Schema.String,
+  id: Schema.optional(Schema.NullOr(Schema.String)),
+  label: Schema.String
+})
+
+const defineChild = (parent: StreamSpec<any>, spec: ChildSpec, excluded: ReadonlySet<string>): { readonly child: ChildDefinition; readonly selection: string } => {
+  const node = Schema.Struct(spec.fields)
+  const parentType = serviceSchema().getType(parent.nodeType)
+  const connectionField = graphqlField(parentType, spec.field, `${parent.name}.${spec.field}`)
+  const nodeType = serviceSchema().getType(spec.nodeType)
+  if (getNamedType(connectionField.type).name !== `${spec.nodeType}Connection`) {
+    throw new Error(`stream ${parent.name}: ${parent.nodeType}.${spec.field} is not a connection of ${spec.nodeType}`)
+  }
+  const prefixed = new Set([...excluded].filter((e) => e.startsWith(`${spec.field}.`)).map((e) => e.slice(spec.field.length + 1)))
+  const { columns, selection } = derive((node.ast as AST.TypeLiteral).propertySignatures, nodeType, [], false, prefixed)
+  const firstVariable = `${spec.field}First`
+  const inner = selection.join(" ")
+  const followUpDocument = connectionQuery(
+    `${pascal(parent.name)}${pascal(spec.field)}Page`,
+    parent.connection,
+    `id ${spec.field}(first: $childFirst, offset: $childOffset) { nodes { ${inner} } }`,
+    ["$childFirst: Int!", "$childOffset: Int!"]
+  )
+  return {
+    child: {
+      field: spec.field,
+      table: spec.table,
+      nodeType: spec.nodeType,
+      node: node as unknown as Schema.Schema<{ readonly id: string }, any>,
+      columns,
+      parentColumn: spec.parentColumn,
+      keyedByParent: spec.keyedByParent ?? false,
+      innerPage: spec.innerPage ?? 20,
+      firstVariable,
+      followUpDocument
+    },
+    selection: `${spec.field}(first: $${firstVariable}) { nodes { ${inner} } }`
+  }
+}
+
+/**
+ * A stream from its spec: node Schema, columns, selection and documents derived from `fields` (and its children's),
+ * checked against the schema. `exclude` leaves fields out (`"instructions"`, `"amounts.total"`, `"lineItems"`,
+ * `"customFields"`): not requested, their columns stay null; an unknown one is an error naming it.
+ */
 export const define = <Fields extends Schema.Struct.Fields & { readonly id: Schema.Schema<string, string, never> }>(
-  spec: StreamSpec<Fields>
+  spec: StreamSpec<Fields>,
+  exclude: ReadonlyArray<string> = []
 ): StreamDefinition<Schema.Struct.Type<Fields> & { readonly id: string }> => {
+  const excluded = new Set(exclude)
   const node = Schema.Struct(spec.fields)
   const nodeType = serviceSchema().getType(spec.nodeType)
-  if (nodeType === undefined) throw new Error(`stream ${spec.name}: the schema subset has no type ${spec.nodeType}`)
-  const { columns, selection } = derive((node.ast as AST.TypeLiteral).propertySignatures, nodeType, [], false)
+  if (nodeType === undefined || nodeType === null) throw new Error(`stream ${spec.name}: the schema subset has no type ${spec.nodeType}`)
+  const { columns, selection } = derive((node.ast as AST.TypeLiteral).propertySignatures, nodeType, [], false, excluded)
+  const knownExclusions = new Set([
+    ...columns.map((c) => (c.link ? c.path.slice(0, -1) : c.path).join(".")),
+    ...columns.filter((c) => c.path.length > 1).map((c) => c.path[0]!),
+    ...(spec.children ?? []).flatMap((c) => [c.field, ...Object.keys(c.fields).map((f) => `${c.field}.${f}`)]),
+    ...(spec.customFields ? ["customFields"] : [])
+  ])
+  for (const e of excluded) {
+    if (!knownExclusions.has(e)) throw new Error(`stream ${spec.name}: cannot exclude \`${e}\`: not a field of the stream (the id cannot be excluded)`)
+  }
+  const children = (spec.children ?? []).filter((c) => !excluded.has(c.field)).map((c) => defineChild(spec, c, excluded))
+  const withCustomFields = spec.customFields === true && !excluded.has("customFields")
+  const nodeSelection = [...selection, ...children.map((c) => c.selection), ...(withCustomFields ? [customFieldsSelection] : [])].join(" ")
+  const childVariables = children.map((c) => `$${c.child.firstVariable}: Int!`)
   const hasUpdatedAt = "updatedAt" in spec.fields
+  const operation = pascal(spec.name)
   return {
     name: spec.name,
     table: spec.table ?? snake(spec.connection),
@@ -217,15 +343,25 @@ export const define = <Fields extends Schema.Struct.Fields & { readonly id: Sche
     nodeType: spec.nodeType,
     node: node as unknown as Schema.Schema<Schema.Struct.Type<Fields> & { readonly id: string }, any>,
     columns,
-    document: connectionQuery(`${pascal(spec.name)}Page`, spec.connection, selection),
-    idsDocument: connectionQuery(`${pascal(spec.name)}Ids`, spec.connection, "id"),
-    countDocument: countQuery(`${pascal(spec.name)}Count`, spec.connection),
-    lookup: spec.lookup,
+    children: children.map((c) => c.child),
+    customFields: withCustomFields ? spec.nodeType : undefined,
+    document: connectionQuery(`${operation}Page`, spec.connection, nodeSelection, childVariables),
+    idsDocument: connectionQuery(`${operation}Ids`, spec.connection, "id"),
+    countDocument: countQuery(`${operation}Count`, spec.connection),
     connectionPath: [spec.connection],
     maxPageSize: spec.maxPageSize ?? 100,
     fullPass: spec.fullPass,
+    partitions: spec.partitions ?? [{}],
     incremental: spec.incremental,
     fullPassEvery: spec.fullPassEvery,
-    updatedAt: hasUpdatedAt ? (n) => (n as unknown as { readonly updatedAt: string }).updatedAt : undefined
+    updatedAt: hasUpdatedAt ? (n) => (n as unknown as { readonly updatedAt: string }).updatedAt : undefined,
+    lookup: spec.lookup,
+    spec
   }
 }
+
+/** The same stream with `exclude` left out (configuration: SYNC_EXCLUDE_FIELDS). */
+export const excluding = (stream: AnyStream, exclude: ReadonlyArray<string>): AnyStream => (exclude.length === 0 ? stream : define(stream.spec, exclude))
+
+/** Every table a stream writes: its own and its children's (custom fields aside). */
+export const tablesOf = (stream: AnyStream): ReadonlyArray<string> => [stream.table, ...stream.children.map((c) => c.table)]

@@ -34,7 +34,7 @@ const landThreePages = Effect.gen(function* () {
       accountId: "acc-prep",
       stream: jobsStream,
       nodes,
-      pass: { kind: "full", position: n, anchors: [job(n).id], shifted: false, highWaterMark: null }
+      pass: { kind: "full", partition: 0, position: n, anchors: [job(n).id], shifted: false, highWaterMark: null }
     })
   }
   const landedRows = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM jobs WHERE account_id = 'acc-prep'`

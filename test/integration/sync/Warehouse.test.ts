@@ -29,6 +29,7 @@ const landPage = (
       ...(options.bodies ? { bodies: options.bodies } : {}),
       pass: {
         kind,
+        partition: 0,
         position: options.position ?? 0,
         anchors: nodes.map((n) => n.node.id),
         shifted: false,

@@ -86,7 +86,7 @@ layer(TestLayer, { timeout: 120_000, excludeTestServices: true })("end-of-pass s
         accountId: "acc-big",
         stream: jobsStream,
         nodes: landed([job(1)]),
-        pass: { kind: "full", position: 60_001, anchors: [job(1).id], shifted: false, highWaterMark: job(1).updatedAt }
+        pass: { kind: "full", partition: 0, position: 60_001, anchors: [job(1).id], shifted: false, highWaterMark: job(1).updatedAt }
       })
       const last = yield* warehouse.finishFullPass("acc-big", jobsStream)
       const seconds = (performance.now() - startedAt) / 1000

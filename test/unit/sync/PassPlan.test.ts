@@ -10,6 +10,7 @@ const at = (msAgo: number) => new Date(now - msAgo)
 const checkpoint = (c: Partial<Checkpoint>): Option.Option<Checkpoint> =>
   Option.some({
     passKind: null,
+    partition: 0,
     position: 0,
     anchors: [],
     shifted: false,

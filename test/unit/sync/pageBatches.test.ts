@@ -4,6 +4,7 @@ import type { Page } from "../../../src/sync/model.js"
 import { pageBatches, prefetchPages } from "../../../src/sync/Pager.js"
 
 const page = (n: number): Page => ({
+  partition: 0,
   offset: n - 1,
   first: 1,
   nodes: [{ node: { id: `job-${n}` }, raw: { id: `job-${n}` } }],
