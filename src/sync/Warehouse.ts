@@ -7,7 +7,7 @@ import { Checkpoints } from "./Checkpoints.js"
 import { pageJson } from "./landing/pageParams.js"
 import { PageLanded, pageStatement } from "./landing/pageStatement.js"
 import { pageSteps, type PageValues, type PassProgress } from "./landing/steps.js"
-import { sweepPlannerSettings, sweepStatement } from "./landing/sweep.js"
+import { dependentSweepStatements, sweepPlannerSettings, sweepStatement } from "./landing/sweep.js"
 import type { ReceivedNode } from "./model.js"
 import type { AnyStream } from "./streams/Stream.js"
 
@@ -63,7 +63,7 @@ export const WarehouseLive = Layer.effect(
       Request: Schema.Any,
       Result: PageLanded,
       execute: (values: PageValues) => {
-        const [text, params] = pageStatement(sql, pageSteps, values).compile()
+        const [text, params] = pageStatement(sql, pageSteps(values.stream), values).compile()
         return sql.unsafe(prepared.keep(text), params)
       }
     })
@@ -128,6 +128,7 @@ export const WarehouseLive = Layer.effect(
             if (tracks[0]!.tracks_seen) {
               yield* sql.unsafe(sweepPlannerSettings)
               deleted = (yield* sql.unsafe<{ id: string }>(sweepStatement(stream), [accountId, stream.name])).length
+              if (deleted > 0) for (const statement of dependentSweepStatements(stream)) yield* sql.unsafe(statement, [accountId])
             }
             yield* checkpoints.finish(accountId, stream.name, "full", null)
             return { deleted }

@@ -1,6 +1,6 @@
 import type { ReceivedNode } from "../model.js"
-import type { AnyStream, ColumnType } from "../streams/Stream.js"
-import { sanitizeJson, sanitizeText } from "./sanitize.js"
+import type { AnyStream } from "../streams/Stream.js"
+import { sanitizeJson, sanitizeJsonForColumns } from "./sanitize.js"
 
 /** How a batch of nodes travels to Postgres: one JSON text of containers, the path of the nodes in each, and raws. */
 export interface PageJson {
@@ -14,18 +14,6 @@ export interface PageJson {
 // JSON escapes exactly the characters Postgres refuses (NUL, lone surrogates) as `\u0000` / `\udXXX`, so JSON without
 // such an escape is stored as sent; a page that has one (or only seems to) is sanitized node by node
 const mayBeUnstorable = /\\u0000|\\ud[89a-f]/i
-
-const columnValue = (type: ColumnType, value: unknown): unknown =>
-  value === undefined || value === null ? null : type === "text" && typeof value === "string" ? sanitizeText(value) : value
-
-const at = (value: unknown, path: ReadonlyArray<string>): unknown =>
-  path.reduce<unknown>((v, key) => (v !== null && typeof v === "object" ? (v as Record<string, unknown>)[key] : undefined), value)
-
-const setAt = (target: Record<string, unknown>, path: ReadonlyArray<string>, value: unknown) => {
-  let o = target
-  for (const key of path.slice(0, -1)) o = (o[key] ??= {}) as Record<string, unknown>
-  o[path[path.length - 1]!] = value
-}
 
 /**
  * The response bodies as received when every node is landed as received, once each, and no body has an escape
@@ -41,10 +29,7 @@ export const pageJson = (stream: AnyStream, nodes: ReadonlyArray<ReceivedNode>, 
     const json = JSON.stringify(nodes.map((n) => n.raw))
     if (!mayBeUnstorable.test(json)) return { containers: `[${json}]`, nodesPath: [], raws: null }
   }
-  const columns = nodes.map((n) => {
-    const out: Record<string, unknown> = { id: n.node.id }
-    for (const c of stream.columns) setAt(out, c.path, columnValue(c.type, at(n.node, c.path)))
-    return out
-  })
+  // the columns (the node's, its children's, its custom fields') from a copy made storable; `raw` from one spelled for it
+  const columns = nodes.map((n) => sanitizeJsonForColumns(n.node))
   return { containers: `[${JSON.stringify(columns)}]`, nodesPath: [], raws: JSON.stringify(nodes.map((n) => sanitizeJson(n.raw))) }
 }

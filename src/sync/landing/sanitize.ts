@@ -38,3 +38,17 @@ const sanitizeCopy = (value: unknown): unknown => {
   }
   return value
 }
+
+/** The JSON value with every string (keys included) made storable in a text column (U+FFFD): itself when it already is. */
+export const sanitizeJsonForColumns = (value: unknown): unknown => (allStorable(value) ? value : columnCopy(value))
+
+const columnCopy = (value: unknown): unknown => {
+  if (typeof value === "string") return sanitizeText(value)
+  if (Array.isArray(value)) return value.map(columnCopy)
+  if (value !== null && typeof value === "object") {
+    const out: Record<string, unknown> = {}
+    for (const [k, v] of Object.entries(value)) out[sanitizeText(k)] = columnCopy(v)
+    return out
+  }
+  return value
+}

@@ -1,6 +1,6 @@
 import type { SqlClient, Statement } from "@effect/sql"
 import type { PassKind } from "../model.js"
-import type { AnyStream, Column } from "../streams/Stream.js"
+import type { AnyStream, ChildDefinition, Column } from "../streams/Stream.js"
 import type { PageJson } from "./pageParams.js"
 
 /** Where a batch's pass stands once it lands. */
@@ -74,6 +74,7 @@ const quoted = (name: string) => `"${name.replace(/"/g, '""')}"`
 
 /** How a column's value is read from `r` (the node through jsonb_to_record): top-level by name, nested by path. */
 const extract = (c: Column): string => {
+  if (!c.selected) return `NULL::${c.type}`
   const [head, ...rest] = c.path
   if (rest.length === 0) return `r.${quoted(head!)}`
   const text = `(r.${quoted(head!)} #>> '{${rest.join(",")}}')`
@@ -81,34 +82,62 @@ const extract = (c: Column): string => {
 }
 
 /** The record definition of jsonb_to_record: top-level fields with their type, or jsonb when columns read inside them. */
-const recordDefinition = (stream: AnyStream): string => {
+const recordDefinition = (columns: ReadonlyArray<Column>): string => {
   const top = new Map<string, string>([["id", "text"]])
-  for (const c of stream.columns) {
+  for (const c of columns) {
+    if (!c.selected) continue
     const head = c.path[0]!
     top.set(head, c.path.length === 1 ? c.type : "jsonb")
   }
   return [...top].map(([field, type]) => `${quoted(field)} ${type}`).join(", ")
 }
 
-const upsertTexts = new WeakMap<AnyStream, { readonly insert: string; readonly select: string; readonly conflict: string }>()
-const upsertText = (stream: AnyStream) => {
-  let t = upsertTexts.get(stream)
-  if (t === undefined) {
-    const cols = [...stream.columns.map((c) => c.column), "raw"]
-    t = {
-      insert: `INSERT INTO ${stream.table} AS t (account_id, id, ${cols.join(", ")})`,
-      select: `r.id, ${stream.columns.map(extract).join(", ")}`,
-      conflict: `FROM page AS e CROSS JOIN LATERAL jsonb_to_record(e.node) AS r(${recordDefinition(stream)})
+/**
+ * An upsert of the rows of `source` (a CTE with `node`, the raw `raw` and, for children, `parent_id`) into `table`:
+ * each column taken out of the node by Postgres (named as the service names the fields), the node kept whole as
+ * `raw`; an unchanged row is not rewritten, a row marked deleted that comes back loses its mark.
+ */
+const upsertSql = (options: {
+  readonly table: string
+  readonly columns: ReadonlyArray<Column>
+  readonly source: string
+  readonly parentColumn?: string
+  readonly key: ReadonlyArray<string>
+}) => {
+  const cols = [...options.columns.map((c) => quoted(c.column)), "raw"]
+  const parent = options.parentColumn === undefined ? [] : [quoted(options.parentColumn)]
+  const compared = [...parent, ...cols]
+  return {
+    insert: `INSERT INTO ${options.table} AS t (account_id, id, ${[...parent, ...cols].join(", ")})`,
+    select: `r.id, ${[...(options.parentColumn === undefined ? [] : ["e.parent_id"]), ...options.columns.map(extract), "e.raw"].join(", ")}`,
+    rest: `FROM ${options.source} AS e CROSS JOIN LATERAL jsonb_to_record(e.node) AS r(${recordDefinition(options.columns)})
       WHERE EXISTS (SELECT 1 FROM pass)
-      ON CONFLICT (account_id, id) DO UPDATE SET
-        ${cols.map((c) => `${c} = EXCLUDED.${c}`).join(", ")}, synced_at = now(), deleted_at = NULL
-      WHERE (${cols.map((c) => `t.${c}`).join(", ")}, t.deleted_at)
-        IS DISTINCT FROM (${cols.map((c) => `EXCLUDED.${c}`).join(", ")}, NULL::timestamptz)
+      ON CONFLICT (${options.key.join(", ")}) DO UPDATE SET
+        ${compared.map((c) => `${c} = EXCLUDED.${c}`).join(", ")}, synced_at = now(), deleted_at = NULL
+      WHERE (${compared.map((c) => `t.${c}`).join(", ")}, t.deleted_at)
+        IS DISTINCT FROM (${compared.map((c) => `EXCLUDED.${c}`).join(", ")}, NULL::timestamptz)
       RETURNING t.id`
-    }
-    upsertTexts.set(stream, t)
   }
-  return t
+}
+
+/** Texts that depend on the stream only, built once per stream (the statement's text must not change per page). */
+const cached = <A>(build: (stream: AnyStream) => A) => {
+  const cache = new WeakMap<AnyStream, A>()
+  return (stream: AnyStream): A => {
+    let value = cache.get(stream)
+    if (value === undefined) cache.set(stream, (value = build(stream)))
+    return value
+  }
+}
+
+const streamUpsert = cached((stream) =>
+  upsertSql({ table: stream.table, columns: stream.columns, source: "page_rows", key: ["account_id", "id"] })
+)
+
+/** `page_rows`: each node with its raw (as sent, or as spelled for storage when a string had to change). */
+export const rowsStep: LandingStep = {
+  name: "page_rows",
+  sql: (sql, v) => sql`SELECT e.node, COALESCE(${v.page.raws}::jsonb -> (e.i - 1)::int, e.node) AS raw, e.i FROM page AS e`
 }
 
 /**
@@ -119,22 +148,115 @@ const upsertText = (stream: AnyStream) => {
 export const upsertStep: LandingStep = {
   name: "landed",
   sql: (sql, v) => {
-    const t = upsertText(v.stream)
-    return sql`${sql.literal(t.insert)}
-      SELECT ${v.accountId}, ${sql.literal(t.select)}, COALESCE(${v.page.raws}::jsonb -> (e.i - 1)::int, e.node)
-      ${sql.literal(t.conflict)}`
+    const t = streamUpsert(v.stream)
+    return sql`${sql.literal(t.insert)} SELECT ${v.accountId}, ${sql.literal(t.select)} ${sql.literal(t.rest)}`
   }
 }
+
+/**
+ * The steps that replace a child connection's rows (line items) with their parents': the page's children upserted,
+ * and the children the landed parents no longer have marked deleted.
+ */
+export const childSteps = (child: ChildDefinition): ReadonlyArray<LandingStep> => {
+  const rows = `${child.table}_rows`
+  const key = child.keyedByParent ? ["account_id", quoted(child.parentColumn), "id"] : ["account_id", "id"]
+  const upsert = upsertSql({ table: child.table, columns: child.columns, source: rows, parentColumn: child.parentColumn, key })
+  const path = `'{${child.field},nodes}'`
+  return [
+    {
+      name: rows,
+      sql: (sql) =>
+        sql.literal(`SELECT p.node ->> 'id' AS parent_id, c.node, COALESCE(p.raw #> ${path} -> (c.i - 1)::int, c.node) AS raw
+          FROM page_rows AS p CROSS JOIN LATERAL jsonb_array_elements(COALESCE(p.node #> ${path}, '[]'::jsonb)) WITH ORDINALITY AS c(node, i)
+          WHERE EXISTS (SELECT 1 FROM pass)`)
+    },
+    {
+      name: `${child.table}_landed`,
+      sql: (sql, v) => sql`${sql.literal(upsert.insert)} SELECT ${v.accountId}, ${sql.literal(upsert.select)} ${sql.literal(upsert.rest)}`
+    },
+    {
+      name: `${child.table}_removed`,
+      sql: (sql, v) => sql`
+        UPDATE ${sql.literal(child.table)} AS t SET deleted_at = now()
+        WHERE t.account_id = ${v.accountId} AND t.deleted_at IS NULL AND EXISTS (SELECT 1 FROM pass)
+          AND t.${sql.literal(quoted(child.parentColumn))} IN (SELECT node ->> 'id' FROM page_rows)
+          AND NOT EXISTS (SELECT 1 FROM ${sql.literal(rows)} AS c
+            WHERE c.parent_id = t.${sql.literal(quoted(child.parentColumn))} AND c.node ->> 'id' = t.id)`
+    }
+  ]
+}
+
+/** What a custom field's value is, as text and as JSON, whatever its kind. */
+const customFieldValue = {
+  text: `CASE f.node ->> '__typename'
+    WHEN 'CustomFieldArea' THEN concat_ws(' ', (f.node #>> '{valueArea,length}') || ' x ' || (f.node #>> '{valueArea,width}'), f.node ->> 'unit')
+    WHEN 'CustomFieldBoolean' THEN f.node ->> 'valueBoolean'
+    WHEN 'CustomFieldLink' THEN f.node ->> 'valueUrl'
+    WHEN 'CustomFieldNumber' THEN f.node ->> 'valueNumber'
+    WHEN 'CustomFieldSelect' THEN f.node ->> 'valueSelect'
+    ELSE f.node ->> 'valueText' END`,
+  json: `CASE f.node ->> '__typename'
+    WHEN 'CustomFieldArea' THEN f.node -> 'valueArea'
+    WHEN 'CustomFieldBoolean' THEN f.node -> 'valueBoolean'
+    WHEN 'CustomFieldLink' THEN jsonb_build_object('text', f.node -> 'valueText', 'url', f.node -> 'valueUrl')
+    WHEN 'CustomFieldNumber' THEN f.node -> 'valueNumber'
+    WHEN 'CustomFieldSelect' THEN f.node -> 'valueSelect'
+    ELSE f.node -> 'valueText' END`
+}
+
+/** The steps that replace a parent's custom fields with its own (one table for every parent type). */
+export const customFieldSteps = (parentType: string): ReadonlyArray<LandingStep> => [
+  {
+    name: "custom_field_rows",
+    sql: (sql) =>
+      sql.literal(`SELECT DISTINCT ON (p.node ->> 'id', COALESCE(f.node ->> 'id', f.node ->> 'label'))
+          p.node ->> 'id' AS parent_id, COALESCE(f.node ->> 'id', f.node ->> 'label') AS field_key, f.node,
+          COALESCE(p.raw -> 'customFields' -> (f.i - 1)::int, f.node) AS raw
+        FROM page_rows AS p CROSS JOIN LATERAL jsonb_array_elements(COALESCE(p.node -> 'customFields', '[]'::jsonb)) WITH ORDINALITY AS f(node, i)
+        WHERE EXISTS (SELECT 1 FROM pass)
+        ORDER BY p.node ->> 'id', COALESCE(f.node ->> 'id', f.node ->> 'label'), f.i DESC`)
+  },
+  {
+    name: "custom_fields_landed",
+    sql: (sql, v) => sql`
+      INSERT INTO custom_fields AS t (account_id, parent_type, parent_id, field_key, field_id, label, kind, unit, value_text, value, raw)
+      SELECT ${v.accountId}, ${parentType}, f.parent_id, f.field_key, f.node ->> 'id', f.node ->> 'label', f.node ->> '__typename',
+        f.node ->> 'unit', ${sql.literal(customFieldValue.text)}, ${sql.literal(customFieldValue.json)}, f.raw
+      FROM custom_field_rows AS f
+      ON CONFLICT (account_id, parent_type, parent_id, field_key) DO UPDATE SET
+        field_id = EXCLUDED.field_id, label = EXCLUDED.label, kind = EXCLUDED.kind, unit = EXCLUDED.unit,
+        value_text = EXCLUDED.value_text, value = EXCLUDED.value, raw = EXCLUDED.raw, synced_at = now(), deleted_at = NULL
+      WHERE (t.field_id, t.label, t.kind, t.unit, t.value_text, t.value, t.raw, t.deleted_at)
+        IS DISTINCT FROM (EXCLUDED.field_id, EXCLUDED.label, EXCLUDED.kind, EXCLUDED.unit, EXCLUDED.value_text, EXCLUDED.value, EXCLUDED.raw, NULL::timestamptz)
+      RETURNING 1`
+  },
+  {
+    name: "custom_fields_removed",
+    sql: (sql, v) => sql`
+      UPDATE custom_fields AS t SET deleted_at = now()
+      WHERE t.account_id = ${v.accountId} AND t.parent_type = ${parentType} AND t.deleted_at IS NULL AND EXISTS (SELECT 1 FROM pass)
+        AND t.parent_id IN (SELECT node ->> 'id' FROM page_rows)
+        AND NOT EXISTS (SELECT 1 FROM custom_field_rows AS f WHERE f.parent_id = t.parent_id AND f.field_key = t.field_key)`
+  }
+]
 
 /** `seen`: the ids a full pass saw (or re-read before its sweep), for the sweep (only when the pass records them). */
 export const seenStep: LandingStep = {
   name: "seen",
   sql: (sql, v) => sql`
     INSERT INTO sync_pass_seen (account_id, stream, id)
-    SELECT ${v.accountId}, ${v.stream.name}, node ->> 'id' FROM page
+    SELECT ${v.accountId}, ${v.stream.name}, node ->> 'id' FROM page_rows
     WHERE ${v.recordSeen} AND (SELECT tracks_seen FROM pass)
     ON CONFLICT DO NOTHING`
 }
 
-/** The steps of a stream's page statement, in order. */
-export const pageSteps: ReadonlyArray<LandingStep> = [checkpointStep, nodesStep, upsertStep, seenStep]
+/** The steps of a stream's page statement, in order: its rows, its children's, its custom fields, the seen ids. */
+export const pageSteps = cached((stream): ReadonlyArray<LandingStep> => [
+  checkpointStep,
+  nodesStep,
+  rowsStep,
+  upsertStep,
+  ...stream.children.flatMap(childSteps),
+  ...(stream.customFields === undefined ? [] : customFieldSteps(stream.customFields)),
+  seenStep
+])

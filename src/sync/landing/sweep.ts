@@ -18,3 +18,25 @@ export const sweepStatement = (stream: AnyStream) => `
  * accounts' sweeps.)
  */
 export const sweepPlannerSettings = "SET LOCAL enable_nestloop = off"
+
+/**
+ * The rows that follow their parent out: the line items and custom fields of the account's parents marked deleted
+ * ($1 account). Run after the parents are marked, in the same transaction.
+ */
+export const dependentSweepStatements = (stream: AnyStream): ReadonlyArray<string> => [
+  ...stream.children.map(
+    (child) => `
+  UPDATE ${child.table} AS c SET deleted_at = now()
+  FROM ${stream.table} AS p
+  WHERE c.account_id = $1 AND p.account_id = $1 AND p.id = c."${child.parentColumn}" AND p.deleted_at IS NOT NULL AND c.deleted_at IS NULL`
+  ),
+  ...(stream.customFields === undefined
+    ? []
+    : [
+        `
+  UPDATE custom_fields AS c SET deleted_at = now()
+  FROM ${stream.table} AS p
+  WHERE c.account_id = $1 AND c.parent_type = '${stream.customFields}' AND p.account_id = $1 AND p.id = c.parent_id
+    AND p.deleted_at IS NOT NULL AND c.deleted_at IS NULL`
+      ])
+]

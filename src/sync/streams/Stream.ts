@@ -272,7 +272,7 @@ export const CustomFieldNode = Schema.Struct({
   label: Schema.String
 })
 
-const defineChild = (parent: StreamSpec<any>, spec: ChildSpec, excluded: ReadonlySet<string>): { readonly child: ChildDefinition; readonly selection: string } => {
+const defineChild = (parent: StreamSpec<any>, spec: ChildSpec): { readonly child: ChildDefinition; readonly selection: string } => {
   const node = Schema.Struct(spec.fields)
   const parentType = serviceSchema().getType(parent.nodeType)
   const connectionField = graphqlField(parentType, spec.field, `${parent.name}.${spec.field}`)
@@ -280,8 +280,7 @@ const defineChild = (parent: StreamSpec<any>, spec: ChildSpec, excluded: Readonl
   if (getNamedType(connectionField.type).name !== `${spec.nodeType}Connection`) {
     throw new Error(`stream ${parent.name}: ${parent.nodeType}.${spec.field} is not a connection of ${spec.nodeType}`)
   }
-  const prefixed = new Set([...excluded].filter((e) => e.startsWith(`${spec.field}.`)).map((e) => e.slice(spec.field.length + 1)))
-  const { columns, selection } = derive((node.ast as AST.TypeLiteral).propertySignatures, nodeType, [], false, prefixed)
+  const { columns, selection } = derive((node.ast as AST.TypeLiteral).propertySignatures, nodeType, [], false, new Set())
   const firstVariable = `${spec.field}First`
   const inner = selection.join(" ")
   const followUpDocument = connectionQuery(
@@ -309,7 +308,7 @@ const defineChild = (parent: StreamSpec<any>, spec: ChildSpec, excluded: Readonl
 
 /**
  * A stream from its spec: node Schema, columns, selection and documents derived from `fields` (and its children's),
- * checked against the schema. `exclude` leaves fields out (`"instructions"`, `"amounts.total"`, `"lineItems"`,
+ * checked against the schema. `exclude` leaves fields of the node out (`"instructions"`, `"amounts"`, `"lineItems"`,
  * `"customFields"`): not requested, their columns stay null; an unknown one is an error naming it.
  */
 export const define = <Fields extends Schema.Struct.Fields & { readonly id: Schema.Schema<string, string, never> }>(
@@ -317,20 +316,23 @@ export const define = <Fields extends Schema.Struct.Fields & { readonly id: Sche
   exclude: ReadonlyArray<string> = []
 ): StreamDefinition<Schema.Struct.Type<Fields> & { readonly id: string }> => {
   const excluded = new Set(exclude)
-  const node = Schema.Struct(spec.fields)
-  const nodeType = serviceSchema().getType(spec.nodeType)
-  if (nodeType === undefined || nodeType === null) throw new Error(`stream ${spec.name}: the schema subset has no type ${spec.nodeType}`)
-  const { columns, selection } = derive((node.ast as AST.TypeLiteral).propertySignatures, nodeType, [], false, excluded)
-  const knownExclusions = new Set([
-    ...columns.map((c) => (c.link ? c.path.slice(0, -1) : c.path).join(".")),
-    ...columns.filter((c) => c.path.length > 1).map((c) => c.path[0]!),
-    ...(spec.children ?? []).flatMap((c) => [c.field, ...Object.keys(c.fields).map((f) => `${c.field}.${f}`)]),
+  const known = new Set([
+    ...Object.keys(spec.fields).filter((f) => f !== "id"),
+    ...(spec.children ?? []).map((c) => c.field),
     ...(spec.customFields ? ["customFields"] : [])
   ])
   for (const e of excluded) {
-    if (!knownExclusions.has(e)) throw new Error(`stream ${spec.name}: cannot exclude \`${e}\`: not a field of the stream (the id cannot be excluded)`)
+    if (!known.has(e)) {
+      throw new Error(`stream ${spec.name}: cannot exclude \`${e}\`: not one of its fields (${[...known].join(", ")}; the id cannot be excluded)`)
+    }
   }
-  const children = (spec.children ?? []).filter((c) => !excluded.has(c.field)).map((c) => defineChild(spec, c, excluded))
+  // an excluded field is not requested: the node the service sends has no such field to check
+  const node = Schema.Struct(Object.fromEntries(Object.entries(spec.fields).filter(([f]) => !excluded.has(f))) as Fields)
+  const nodeType = serviceSchema().getType(spec.nodeType)
+  if (nodeType === undefined || nodeType === null) throw new Error(`stream ${spec.name}: the schema subset has no type ${spec.nodeType}`)
+  const all = Schema.Struct(spec.fields)
+  const { columns, selection } = derive((all.ast as AST.TypeLiteral).propertySignatures, nodeType, [], false, excluded)
+  const children = (spec.children ?? []).filter((c) => !excluded.has(c.field)).map((c) => defineChild(spec, c))
   const withCustomFields = spec.customFields === true && !excluded.has("customFields")
   const nodeSelection = [...selection, ...children.map((c) => c.selection), ...(withCustomFields ? [customFieldsSelection] : [])].join(" ")
   const childVariables = children.map((c) => `$${c.child.firstVariable}: Int!`)

@@ -1,6 +1,7 @@
 import { Schema } from "effect"
 import { newestFirst } from "../Incremental.js"
-import { DateTime, Enum } from "./fields.js"
+import { DateTime, Enum, link } from "./fields.js"
+import { jobLineItems } from "./lineItems.js"
 import { define } from "./Stream.js"
 
 /** Jobs: sorted by update time but not filterable by it, so the incremental pass pages newest-first. */
@@ -11,6 +12,11 @@ export const jobsStream = define({
   fields: {
     id: Schema.NonEmptyString,
     jobNumber: Schema.Int,
+    client: link("clients"),
+    property: link("properties"),
+    quote: Schema.NullOr(link("quotes")),
+    request: Schema.NullOr(link("requests")),
+    salesperson: Schema.NullOr(link("users")),
     title: Schema.NullOr(Schema.String),
     jobStatus: Enum,
     jobType: Enum,
@@ -38,6 +44,8 @@ export const jobsStream = define({
     createdAt: DateTime,
     updatedAt: DateTime
   },
+  children: [jobLineItems],
+  customFields: true,
   // job numbers do not change when a job is edited, so a full pass never loses a row to a reorder
   fullPass: { sort: [{ key: "JOB_NUMBER", direction: "ASCENDING" }] },
   incremental: newestFirst({ sort: [{ key: "UPDATED_AT", direction: "DESCENDING" }] }),

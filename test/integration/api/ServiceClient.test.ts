@@ -6,10 +6,12 @@ import { CostBudget } from "../../../src/api/CostBudget.js"
 import { AccountQuery } from "../../../src/api/documents.js"
 import { makeGraphqlTransport } from "../../../src/api/GraphqlTransport.js"
 import { ServiceClient } from "../../../src/api/ServiceClient.js"
-import { jobsStream } from "../../../src/sync/streams/jobs.js"
+import { streamNamed } from "../../../src/sync/streams/index.js"
 import { connectAccount } from "../../support/connector.js"
 import { TestEmulator } from "../../support/emulator.js"
 import { syncHarness } from "../../support/syncHarness.js"
+
+const jobsStream = streamNamed("jobs")
 
 const JobsPageQuery = jobsStream.document
 

@@ -1,8 +1,9 @@
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { allStreams } from "../../../src/sync/streams/index.js"
-import type { ColumnType } from "../../../src/sync/streams/Stream.js"
+import { serviceSchema } from "../../../src/api/serviceSchema.js"
+import { definedStreams } from "../../../src/sync/streams/index.js"
+import type { Column, ColumnType } from "../../../src/sync/streams/Stream.js"
 import { TestDatabase, TestDatabaseLive } from "../../support/database.js"
 
 /** How information_schema names the column types a stream derives. */
@@ -15,31 +16,56 @@ const sqlType: Readonly<Record<ColumnType, string>> = {
   jsonb: "jsonb"
 }
 
+const bookkeeping = { raw: "jsonb", first_seen_at: "timestamp with time zone", synced_at: "timestamp with time zone", deleted_at: "timestamp with time zone" }
+
+/** The tables every stream writes: its own (account_id, id) and each child's (with its parent column). */
+const tables = definedStreams.flatMap((stream) => [
+  { name: stream.table, of: stream.name, keys: { account_id: "text", id: "text" }, columns: stream.columns, nodeType: stream.nodeType },
+  ...stream.children.map((child) => ({
+    name: child.table,
+    of: `${stream.name}.${child.field}`,
+    keys: { account_id: "text", id: "text", [child.parentColumn]: "text" },
+    columns: child.columns,
+    nodeType: child.nodeType
+  }))
+])
+
+const columnsOf = (schema: string, table: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ column_name: string; data_type: string; is_nullable: "YES" | "NO"; comment: string | null }>`
+    SELECT c.column_name, c.data_type, c.is_nullable, col_description(format('%I.%I', c.table_schema, c.table_name)::regclass, c.ordinal_position) AS comment
+    FROM information_schema.columns c WHERE c.table_schema = ${schema} AND c.table_name = ${table} ORDER BY c.column_name`)
+
 // The DDL is a reviewed migration; the columns are derived from each stream's node Schema. They must agree.
 layer(TestDatabaseLive)("every stream's table, as migrated, has exactly the stream's columns", (it) => {
-  for (const stream of allStreams) {
-    it.effect(`${stream.name}: table ${stream.table}`, () =>
+  for (const table of tables) {
+    it.effect(`${table.of}: table ${table.name}`, () =>
       Effect.gen(function* () {
-        const sql = yield* SqlClient.SqlClient
         const { schema } = yield* TestDatabase
-        const rows = yield* sql<{ column_name: string; data_type: string; is_nullable: "YES" | "NO" }>`
-          SELECT column_name, data_type, is_nullable FROM information_schema.columns
-          WHERE table_schema = ${schema} AND table_name = ${stream.table} ORDER BY column_name`
-        const actual = Object.fromEntries(rows.map((r) => [r.column_name, r.data_type]))
-        const expected: Record<string, string> = {
-          account_id: "text",
-          id: "text",
-          raw: "jsonb",
-          first_seen_at: "timestamp with time zone",
-          synced_at: "timestamp with time zone",
-          deleted_at: "timestamp with time zone"
-        }
-        for (const c of stream.columns) expected[c.column] = sqlType[c.type]
-        expect(actual).toEqual(expected)
-        // a field the service may leave out must be a nullable column (a NOT NULL one would refuse the row)
+        const rows = yield* columnsOf(schema, table.name)
+        const expected: Record<string, string> = { ...table.keys, ...bookkeeping }
+        for (const c of table.columns) expected[c.column] = sqlType[c.type]
+        expect(Object.fromEntries(rows.map((r) => [r.column_name, r.data_type]))).toEqual(expected)
+        // a field the service may leave out (or configuration excludes) must be a nullable column
         const notNull = new Set(rows.filter((r) => r.is_nullable === "NO").map((r) => r.column_name))
-        expect(stream.columns.filter((c) => c.nullable && notNull.has(c.column)).map((c) => c.column)).toEqual([])
+        expect(table.columns.filter((c: Column) => notNull.has(c.column)).map((c) => c.column)).toEqual([])
+        // for the people who query the warehouse: every column says what it is, in the schema's words where it has them
+        expect(rows.filter((r) => !r.comment).map((r) => r.column_name)).toEqual([])
+        const byColumn = new Map(rows.map((r) => [r.column_name, r.comment]))
+        for (const c of table.columns) if (c.description) expect(byColumn.get(c.column)).toBe(c.description.replace(/\s+/g, " ").trim())
       })
     )
   }
+
+  it.effect("custom_fields and every stream table carry a table comment from the schema", () =>
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const { schema } = yield* TestDatabase
+      for (const table of [...tables, { name: "custom_fields", nodeType: "CustomFieldUnion" }]) {
+        const [row] = yield* sql<{ comment: string | null }>`SELECT obj_description(format('%I.%I', ${schema}::text, ${table.name}::text)::regclass) AS comment`
+        expect(row!.comment, table.name).toBeTruthy()
+        const description = serviceSchema().getType(table.nodeType)?.description
+        if (description && table.name !== "custom_fields") expect(row!.comment).toContain(description.replace(/\s+/g, " ").trim())
+      }
+    })
+  )
 })

@@ -1,10 +1,11 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Schema } from "effect"
 import { nodeGuard } from "../../../src/sync/nodeGuard.js"
-import { jobsStream } from "../../../src/sync/streams/jobs.js"
-
-const JobNode = jobsStream.node
+import { streamNamed } from "../../../src/sync/streams/index.js"
 import { job } from "../../support/jobFixtures.js"
+
+const jobsStream = streamNamed("jobs")
+const JobNode = jobsStream.node
 
 const isJob = nodeGuard(JobNode)
 const schemaIs = Schema.is(JobNode)

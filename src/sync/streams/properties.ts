@@ -1,0 +1,25 @@
+import { Schema } from "effect"
+import { fullPassesOnly } from "../Incremental.js"
+import { geocodedAddress } from "./addresses.js"
+import { DateTime, link } from "./fields.js"
+import { define } from "./Stream.js"
+
+/** Properties: no update time, no filter by it, no sort: full passes on their own cadence (and webhooks). */
+export const propertiesStream = define({
+  name: "properties",
+  connection: "properties",
+  nodeType: "Property",
+  fields: {
+    id: Schema.NonEmptyString,
+    client: Schema.NullOr(link("clients")),
+    name: Schema.NullOr(Schema.String),
+    address: geocodedAddress,
+    isBillingAddress: Schema.NullOr(Schema.Boolean),
+    routingOrder: Schema.NullOr(Schema.Int),
+    jobberWebUri: Schema.String,
+    createdAt: DateTime
+  },
+  customFields: true,
+  fullPass: {},
+  incremental: fullPassesOnly
+})

@@ -1,0 +1,34 @@
+import { Schema } from "effect"
+import { updatedSince } from "../Incremental.js"
+import { DateTime, Enum, link } from "./fields.js"
+import { requestLineItems } from "./lineItems.js"
+import { define } from "./Stream.js"
+
+/** Requests: filterable by update time (no sort by it: creation order). */
+export const requestsStream = define({
+  name: "requests",
+  connection: "requests",
+  nodeType: "Request",
+  fields: {
+    id: Schema.NonEmptyString,
+    title: Schema.NullOr(Schema.String),
+    requestStatus: Enum,
+    client: link("clients"),
+    property: Schema.NullOr(link("properties")),
+    referringClient: Schema.NullOr(link("clients")),
+    salesperson: Schema.NullOr(link("users")),
+    companyName: Schema.NullOr(Schema.String),
+    contactName: Schema.NullOr(Schema.String),
+    email: Schema.NullOr(Schema.String),
+    phone: Schema.NullOr(Schema.String),
+    source: Schema.String,
+    isArchivable: Schema.Boolean,
+    isScheduled: Schema.Boolean,
+    jobberWebUri: Schema.String,
+    createdAt: DateTime,
+    updatedAt: DateTime
+  },
+  children: [requestLineItems],
+  fullPass: {},
+  incremental: updatedSince((since) => ({ filter: { updatedAt: { after: since } } }))
+})
