@@ -34,7 +34,7 @@ export interface SyncLayerOptions {
 /** `sync`, `backfill` and everything that runs them: the sync engine over the auth services. */
 export const makeSyncLayer = (options: SyncLayerOptions = {}) =>
   makeSyncEngine(options.budget).pipe(
-    Layer.provide(Layer.mergeAll(options.progress ?? ProgressAuto, SyncSettings.layer)),
+    Layer.provideMerge(Layer.mergeAll(options.progress ?? ProgressAuto, SyncSettings.layer)),
     Layer.provideMerge(AuthLayer)
   )
 

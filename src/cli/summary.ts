@@ -1,15 +1,20 @@
 import { Console, Effect } from "effect"
+import type { RunCounts } from "../sync/Runs.js"
 import type { AccountReport } from "../sync/SyncRunner.js"
 import { ExitCodes, ExitWith } from "./ExitCode.js"
 import { alignedTable } from "./table.js"
 
+/** Points spent on being exact (overlaps, pages asked again, end-of-pass checks), and their share of the pass's. */
+const exactness = (c: RunCounts) =>
+  c.overheadPoints > 0 && c.costPoints > 0 ? `${Math.round(c.overheadPoints)} (${((100 * c.overheadPoints) / c.costPoints).toFixed(1)}%)` : String(Math.round(c.overheadPoints))
+
 /** The end-of-run table: one line per account and stream. */
 export const renderSummary = (reports: ReadonlyArray<AccountReport>): string => {
-  const header = ["account", "name", "outcome", "stream", "pass", "pages", "rows", "written", "deleted", "points", "pts/row", "wait s", "throttled"]
+  const header = ["account", "name", "outcome", "stream", "pass", "pages", "rows", "written", "deleted", "points", "exactness", "pts/row", "wait s", "throttled"]
   const rows: Array<Array<string>> = [header]
   for (const a of reports) {
     if (a.streams.length === 0) {
-      rows.push([a.accountId, a.accountName, a.outcome, "-", "-", "0", "0", "0", "0", "0", "-", "0.0", "0"])
+      rows.push([a.accountId, a.accountName, a.outcome, "-", "-", "0", "0", "0", "0", "0", "0", "-", "0.0", "0"])
       continue
     }
     for (const s of a.streams) {
@@ -25,6 +30,7 @@ export const renderSummary = (reports: ReadonlyArray<AccountReport>): string => 
         String(c.rowsWritten),
         String(c.rowsDeleted),
         String(Math.round(c.costPoints)),
+        exactness(c),
         c.rows > 0 ? (c.costPoints / c.rows).toFixed(1) : "-",
         (c.throttleWaitMs / 1000).toFixed(1),
         String(c.throttled)

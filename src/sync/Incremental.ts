@@ -20,8 +20,10 @@ export interface IncrementalPass {
  * with what it returns; it never interprets a strategy by name, so a new one is a new value here.
  */
 export interface Incremental {
-  /** What the pass reads, and what it cannot see (README, `status`). */
+  /** What the pass reads (README, `status`). */
   readonly description: string
+  /** What the pass cannot see, repaired by the stream's next full pass (and, under `serve`, by webhooks). */
+  readonly misses: string
   /**
    * The pass that reads every row updated after `since` (the high-water mark minus the overlap). None: the stream
    * has no incremental access, and only full passes (on their own cadence) keep it current.
@@ -36,6 +38,7 @@ export interface Incremental {
  */
 export const newestFirst = (variables: Variables): Incremental => ({
   description: "newest-updated first (sort UPDATED_AT descending), stopping at the first page older than the mark minus the overlap",
+  misses: "deletions; a row whose updatedAt is older than the mark minus the overlap when it becomes visible (clock skew, backdated edits)",
   plan: (since) =>
     Option.some({
       variables,
@@ -50,11 +53,13 @@ export const newestFirst = (variables: Variables): Incremental => ({
  */
 export const updatedSince = (variables: (sinceIso: string) => Variables, description = "rows with updatedAt after the mark minus the overlap (filter updatedAt)"): Incremental => ({
   description,
+  misses: "deletions; a row whose updatedAt is older than the mark minus the overlap when it becomes visible (clock skew, backdated edits)",
   plan: (since) => Option.some({ variables: variables(since.toISOString()), endsAfter: () => false })
 })
 
 /** No incremental access: the stream is kept current by full passes on its own cadence. */
 export const fullPassesOnly: Incremental = {
   description: "none: full passes on the stream's cadence",
+  misses: "every change between two full passes",
   plan: () => Option.none()
 }

@@ -14,7 +14,7 @@ import { Progress } from "./Progress.js"
 import { type Classified, classify, type RunOutcome, type StreamError } from "./RunOutcome.js"
 import { type RunCounts, Runs, zeroCounts } from "./Runs.js"
 import type { AnyStream } from "./streams/Stream.js"
-import { SyncSettings } from "./SyncSettings.js"
+import { fullPassCadence, SyncSettings } from "./SyncSettings.js"
 import { Warehouse } from "./Warehouse.js"
 
 /** One stream of one account in a run: what the summary and `sync_runs` say about it. */
@@ -78,7 +78,7 @@ export const StreamRunLive = Layer.effect(
           incremental: stream.incremental,
           checkpoint: yield* Effect.orDie(checkpoints.read(accountId, stream.name)),
           nowMs: now,
-          fullPassEvery: stream.fullPassEvery ?? settings.fullPassEvery,
+          fullPassEvery: fullPassCadence(settings, stream),
           overlap: settings.incrementalOverlap
         })
         if (decision._tag === "UpToDate") {

@@ -9,16 +9,15 @@ import { AccountLocks } from "./AccountLocks.js"
 import type { Mode } from "./PassPlan.js"
 import { describeError, isRevocation, type Revocation } from "./RunOutcome.js"
 import { Runs } from "./Runs.js"
-import { allStreams } from "./streams/index.js"
 import type { AnyStream } from "./streams/Stream.js"
 import { type StreamReport, StreamRun } from "./StreamRun.js"
-import { SyncSettings } from "./SyncSettings.js"
+import { selectStreams, SyncSettings } from "./SyncSettings.js"
 
 export interface RunRequest {
   readonly mode: Mode
   /** Only these accounts (default: every active connection). */
   readonly accounts?: ReadonlyArray<string>
-  /** Only these streams (default: all). */
+  /** Only these streams (default: SYNC_STREAMS, else all). */
   readonly streams?: ReadonlyArray<string>
   readonly concurrency?: number
   /** backfill: forget the checkpoint and start the full pass over. */
@@ -42,10 +41,6 @@ export interface SyncRunnerShape {
 
 /** The accounts of a run: which ones, one lock each, their streams one after another, at the chosen concurrency. */
 export class SyncRunner extends Context.Tag("account-sync/SyncRunner")<SyncRunner, SyncRunnerShape>() {}
-
-/** The streams a request names (all by default), in registry order. */
-export const selectStreams = (names: ReadonlyArray<string> | undefined, streams: ReadonlyArray<AnyStream> = allStreams) =>
-  names && names.length > 0 ? streams.filter((s) => names.includes(s.name)) : streams
 
 /**
  * The active connections to run (per `--account`), and a report for every revoked one: a revoked account is never
@@ -158,7 +153,7 @@ export const SyncRunnerLive = Layer.effect(
 
     const run: SyncRunnerShape["run"] = (request) =>
       Effect.gen(function* () {
-        const streams = selectStreams(request.streams)
+        const streams = selectStreams(settings, request.streams)
         const { run: accounts, notActive } = selectAccounts(yield* connections.list(), request.accounts)
         // one account at a time on a single-session database: its statements must never overlap
         const concurrency = singleSession ? 1 : (request.concurrency ?? settings.concurrency)

@@ -1,4 +1,6 @@
 import { Config, Context, Duration, Layer } from "effect"
+import type { AnyStream } from "./streams/Stream.js"
+import { type StreamSelection, StreamSelectionConfig } from "./StreamSelection.js"
 
 export interface SyncSettingsShape {
   /** Accounts synced at once. */
@@ -7,24 +9,29 @@ export interface SyncSettingsShape {
   readonly fullPassEvery: Duration.Duration
   /** An incremental pass reads back this far before the high-water mark (clock skew, same-second updates). */
   readonly incrementalOverlap: Duration.Duration
-}
-
-export const defaultSyncSettings: SyncSettingsShape = {
-  concurrency: 4,
-  fullPassEvery: Duration.days(1),
-  incrementalOverlap: Duration.minutes(5)
+  /** Which streams, with which fields, on which cadence. */
+  readonly streams: StreamSelection
 }
 
 export const SyncSettingsConfig = Config.all({
   concurrency: Config.integer("SYNC_CONCURRENCY").pipe(
-    Config.withDefault(defaultSyncSettings.concurrency),
+    Config.withDefault(4),
     Config.validate({ message: "SYNC_CONCURRENCY: expected a whole number of at least 1", validation: (n) => n >= 1 })
   ),
-  fullPassEvery: Config.duration("SYNC_FULL_PASS_EVERY").pipe(Config.withDefault(defaultSyncSettings.fullPassEvery)),
-  incrementalOverlap: Config.duration("SYNC_INCREMENTAL_OVERLAP").pipe(Config.withDefault(defaultSyncSettings.incrementalOverlap))
+  fullPassEvery: Config.duration("SYNC_FULL_PASS_EVERY").pipe(Config.withDefault(Duration.days(1))),
+  incrementalOverlap: Config.duration("SYNC_INCREMENTAL_OVERLAP").pipe(Config.withDefault(Duration.minutes(5))),
+  streams: StreamSelectionConfig()
 })
 
-/** How `sync` schedules passes and accounts (SYNC_CONCURRENCY, SYNC_FULL_PASS_EVERY, SYNC_INCREMENTAL_OVERLAP). */
+/** A stream's full-pass cadence: its SYNC_FULL_PASS_EVERY_<STREAM>, else its definition's, else SYNC_FULL_PASS_EVERY. */
+export const fullPassCadence = (settings: SyncSettingsShape, stream: AnyStream): Duration.Duration =>
+  settings.streams.fullPassEvery.get(stream.name) ?? stream.fullPassEvery ?? settings.fullPassEvery
+
+/** The streams a request names (the configured ones by default), in registry order, with the configured exclusions. */
+export const selectStreams = (settings: SyncSettingsShape, names: ReadonlyArray<string> | undefined): ReadonlyArray<AnyStream> =>
+  names && names.length > 0 ? settings.streams.catalog.filter((s) => names.includes(s.name)) : settings.streams.defaults
+
+/** How `sync` schedules passes, accounts and streams (SYNC_* keys, see config/.env.example). */
 export class SyncSettings extends Context.Tag("account-sync/SyncSettings")<SyncSettings, SyncSettingsShape>() {
   static readonly layer = Layer.effect(SyncSettings, SyncSettingsConfig)
 }

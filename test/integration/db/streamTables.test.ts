@@ -1,6 +1,9 @@
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { parse } from "yaml"
 import { serviceSchema } from "../../../src/api/serviceSchema.js"
 import { definedStreams } from "../../../src/sync/streams/index.js"
 import type { Column, ColumnType } from "../../../src/sync/streams/Stream.js"
@@ -65,6 +68,20 @@ layer(TestDatabaseLive)("every stream's table, as migrated, has exactly the stre
         expect(row!.comment, table.name).toBeTruthy()
         const description = serviceSchema().getType(table.nodeType)?.description
         if (description && table.name !== "custom_fields") expect(row!.comment).toContain(description.replace(/\s+/g, " ").trim())
+      }
+    })
+  )
+
+  it.effect("every table and column of the dbt sources (config/dbt/sources.yml) exists as migrated", () =>
+    Effect.gen(function* () {
+      const { schema } = yield* TestDatabase
+      const sources = parse(fs.readFileSync(path.resolve(import.meta.dirname, "../../../config/dbt/sources.yml"), "utf8")) as {
+        sources: Array<{ tables: Array<{ name: string; columns?: Array<{ name: string }> }> }>
+      }
+      for (const table of sources.sources[0]!.tables) {
+        const migrated = (yield* columnsOf(schema, table.name)).map((r) => r.column_name)
+        expect(migrated.length, `table ${table.name}`).toBeGreaterThan(0)
+        for (const column of table.columns ?? []) expect(migrated, `${table.name}.${column.name}`).toContain(column.name)
       }
     })
   )

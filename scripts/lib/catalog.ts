@@ -1,0 +1,140 @@
+/**
+ * What the stream definitions say to the people who query the warehouse, generated so it cannot drift from them:
+ * the README's table of streams and a dbt sources file. `npm run docs` writes both; a test checks they are current.
+ */
+import { Duration } from "effect"
+import { stringify } from "yaml"
+import { estimateQueryCost } from "../../src/api/costEstimate.js"
+import type { AnyStream, ChildDefinition, Column } from "../../src/sync/streams/Stream.js"
+
+/** Points a full page asks per row (the budget reserves these; a page of parents with fewer children costs less). */
+export const requestedPointsPerRow = (stream: AnyStream): number => {
+  const variables = { first: stream.maxPageSize, offset: 0, ...Object.fromEntries(stream.children.map((c) => [c.firstVariable, c.innerPage])) }
+  return estimateQueryCost(stream.document, { ...stream.fullPass, ...variables }) / stream.maxPageSize
+}
+
+const key = "`(account_id, id)`"
+const childKey = (child: ChildDefinition) => (child.keyedByParent ? `\`(account_id, ${child.parentColumn}, id)\`` : "`(account_id, id)`")
+const links = (columns: ReadonlyArray<Column>) =>
+  columns
+    .filter((c) => c.link !== undefined && c.selected)
+    .map((c) => `\`${c.column}\` → ${c.link}`)
+    .join(", ")
+
+const cadence = (stream: AnyStream) => (stream.fullPassEvery ? Duration.format(stream.fullPassEvery) : "SYNC_FULL_PASS_EVERY")
+
+/** The README's table: one row per stream and per child table. */
+export const streamsTable = (streams: ReadonlyArray<AnyStream>): string => {
+  const rows = [
+    "| stream / table | key | links | incremental pass | full pass | pts/row | what an incremental pass misses |",
+    "| --- | --- | --- | --- | --- | --- | --- |"
+  ]
+  for (const s of streams) {
+    const extras = [...s.children.map((c) => `\`${c.table}\``), ...(s.customFields ? ["`custom_fields`"] : [])]
+    rows.push(
+      `| \`${s.table}\`${extras.length > 0 ? ` (+ ${extras.join(", ")})` : ""} | ${key} | ${links(s.columns) || "-"} | ${s.incremental.description} | every ${cadence(s)} | ${requestedPointsPerRow(s).toFixed(0)} | ${s.incremental.misses} |`
+    )
+    for (const c of s.children) {
+      rows.push(
+        `| ↳ \`${c.table}\` | ${childKey(c)} | \`${c.parentColumn}\` → ${s.table}${links(c.columns) ? `, ${links(c.columns)}` : ""} | with its parent (up to ${c.innerPage} a parent per page, the rest followed up) | with its parent | in the parent's | a removed line item, until the parent lands again |`
+      )
+    }
+  }
+  return rows.join("\n")
+}
+
+const describe = (text: string | undefined) => (text ? text.replace(/\s+/g, " ").trim() : undefined)
+
+const bookkeeping = [
+  { name: "raw", description: "The node as the service sent it." },
+  { name: "first_seen_at", description: "When account-sync first landed the row." },
+  { name: "synced_at", description: "When the row's content last changed here (an unchanged row is not rewritten)." },
+  { name: "deleted_at", description: "When account-sync found the row gone from the service (null: live)." }
+]
+
+const columnEntry = (c: Column, schema: string) => ({
+  name: c.column,
+  ...(describe(c.description) ? { description: describe(c.description) } : {}),
+  ...(c.nullable || !c.selected ? {} : { tests: ["not_null"] }),
+  ...(c.link !== undefined && c.selected
+    ? {
+        tests: [
+          ...(c.nullable ? [] : ["not_null"]),
+          // rows land in any order and a link may point at a record deleted since: a dangling link warns
+          { relationships: { to: `source('${schema}', '${c.link}')`, field: "id", config: { severity: "warn" } } }
+        ]
+      }
+    : {})
+})
+
+const tableEntry = (name: string, description: string, keyColumns: ReadonlyArray<string>, columns: ReadonlyArray<Column>, schema: string, extra: ReadonlyArray<object>) => ({
+  name,
+  description,
+  columns: [
+    { name: "account_id", description: "The connected account the row belongs to.", tests: ["not_null"] },
+    { name: "id", description: "The record's id at the service.", tests: ["not_null"] },
+    ...extra,
+    ...columns.map((c) => columnEntry(c, schema)),
+    ...bookkeeping
+  ],
+  tests: [{ unique: { column_name: `(${keyColumns.join(" || '/' || ")})` } }]
+})
+
+/** `config/dbt/sources.yml`: every stream table, child table and custom_fields, with descriptions, keys and freshness. */
+export const dbtSources = (streams: ReadonlyArray<AnyStream>, typeDescription: (type: string) => string | undefined): string => {
+  const schema = "account_sync"
+  const tables: Array<object> = []
+  for (const s of streams) {
+    tables.push(tableEntry(s.table, describe(typeDescription(s.nodeType)) ?? s.nodeType, ["account_id", "id"], s.columns, schema, []))
+    for (const c of s.children) {
+      const parent = {
+        name: c.parentColumn,
+        description: `The ${s.nodeType} the line item belongs to.`,
+        tests: ["not_null", { relationships: { to: `source('${schema}', '${s.table}')`, field: "id" } }]
+      }
+      const keyColumns = c.keyedByParent ? ["account_id", c.parentColumn, "id"] : ["account_id", "id"]
+      tables.push(tableEntry(c.table, describe(typeDescription(c.nodeType)) ?? c.nodeType, keyColumns, c.columns, schema, [parent]))
+    }
+  }
+  const document = {
+    version: 2,
+    sources: [
+      {
+        name: schema,
+        description: "The connected accounts of the service, landed by account-sync (generated from its stream definitions by `npm run docs`).",
+        schema: "{{ env_var('DB_SCHEMA', 'account_sync') }}",
+        // synced_at moves when a row changes: a whole table that has not changed for this long means its syncs stopped
+        loaded_at_field: "synced_at",
+        freshness: { warn_after: { count: 2, period: "day" }, error_after: { count: 7, period: "day" } },
+        tables: [
+          ...tables,
+          {
+            name: "custom_fields",
+            description: "The custom fields of clients, invoices, jobs, properties, quotes and users, replaced with their parent.",
+            columns: [
+              { name: "account_id", description: "The connected account the row belongs to.", tests: ["not_null"] },
+              { name: "parent_type", description: "The type of the record the field is on: Client, Invoice, Job, Property, Quote or User.", tests: ["not_null"] },
+              { name: "parent_id", description: "The id of the record the field is on (clients.id, jobs.id, ...).", tests: ["not_null"] },
+              { name: "field_key", description: "The field's id, or its label when it has none: unique per record.", tests: ["not_null"] },
+              { name: "field_id", description: "The identifier of the custom field." },
+              { name: "label", description: "The label of the custom field.", tests: ["not_null"] },
+              { name: "kind", description: "The kind of value: CustomFieldArea, CustomFieldBoolean, CustomFieldLink, CustomFieldNumber, CustomFieldSelect or CustomFieldText.", tests: ["not_null"] },
+              { name: "unit", description: "The unit of an area or a number." },
+              { name: "value_text", description: "The value as text." },
+              { name: "value", description: "The value as JSON: a string, number or boolean; {text, url} for a link; {length, width} for an area." },
+              ...bookkeeping
+            ],
+            tests: [{ unique: { column_name: "(account_id || '/' || parent_type || '/' || parent_id || '/' || field_key)" } }]
+          },
+          {
+            name: "sync_runs",
+            description: "One row per account, stream and pass: counts, points spent, outcome. Its freshness is the connector's.",
+            loaded_at_field: "finished_at",
+            freshness: { warn_after: { count: 1, period: "hour" }, error_after: { count: 6, period: "hour" } }
+          }
+        ]
+      }
+    ]
+  }
+  return `# Generated by \`npm run docs\` from the stream definitions (src/sync/streams): do not edit by hand.\n${stringify(document, { lineWidth: 0 })}`
+}
