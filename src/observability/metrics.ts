@@ -1,4 +1,4 @@
-import { Metric } from "effect"
+import { Metric, MetricBoundaries } from "effect"
 
 /**
  * The connector's counters. Tagged per account where noted (accounts are few: cardinality stays small).
@@ -35,6 +35,31 @@ export const tokenRefreshFailures = Metric.counter("account_sync_token_refresh_f
 export const runsFinished = Metric.counter("account_sync_runs_total", {
   description: "Sync runs by outcome",
   incremental: true
+})
+
+export const eventsReceived = Metric.counter("account_sync_events_received_total", {
+  description: "Webhook deliveries recorded (signed and well formed), by topic",
+  incremental: true
+})
+export const eventDuplicates = Metric.counter("account_sync_event_duplicates_total", {
+  description: "Webhook deliveries already recorded (the service sends at least once)",
+  incremental: true
+})
+export const eventsApplied = Metric.counter("account_sync_events_applied_total", {
+  description: "Change events applied to the warehouse (records read again and landed, or marked deleted)",
+  incremental: true
+})
+export const eventsFailed = Metric.counter("account_sync_events_failed_total", {
+  description: "Change event attempts that failed (retried with backoff, then left failed)",
+  incremental: true
+})
+export const eventLagSeconds = Metric.histogram(
+  "account_sync_event_lag_seconds",
+  MetricBoundaries.fromIterable([0.25, 0.5, 1, 2, 5, 10, 30, 60, 300, 900, 3600]),
+  "Seconds from a change at the service (the event's occurredAt) to the warehouse"
+)
+export const eventQueueDepth = Metric.gauge("account_sync_event_queue_depth", {
+  description: "Change events waiting to be applied, per account"
 })
 
 /** Tags a metric update with the account (and, for runs, the outcome). */

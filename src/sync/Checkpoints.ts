@@ -14,7 +14,8 @@ const CheckpointRow = Schema.Struct({
   tracks_seen: Schema.Boolean,
   pass_started_at: Schema.NullOr(Schema.DateFromSelf),
   high_water_mark: Schema.NullOr(Schema.DateFromSelf),
-  last_full_pass_at: Schema.NullOr(Schema.DateFromSelf)
+  last_full_pass_at: Schema.NullOr(Schema.DateFromSelf),
+  full_pass_requested_at: Schema.NullOr(Schema.DateFromSelf)
 })
 
 const toCheckpoint = (r: typeof CheckpointRow.Type): Checkpoint => ({
@@ -26,7 +27,8 @@ const toCheckpoint = (r: typeof CheckpointRow.Type): Checkpoint => ({
   tracksSeen: r.tracks_seen,
   passStartedAt: r.pass_started_at,
   highWaterMark: r.high_water_mark,
-  lastFullPassAt: r.last_full_pass_at
+  lastFullPassAt: r.last_full_pass_at,
+  fullPassRequestedAt: r.full_pass_requested_at
 })
 
 const CountRow = Schema.Struct({ n: Schema.Number })
@@ -67,6 +69,8 @@ export class Checkpoints extends Context.Tag("account-sync/Checkpoints")<
      * start); a full pass forgets its seen ids and records when it started as the last full pass.
      */
     readonly finish: (accountId: string, stream: string, kind: PassKind, highWaterMark: string | null) => Effect.Effect<void, SqlError.SqlError>
+    /** The stream's next `sync` runs a full pass (a change event named a record it could not read otherwise). */
+    readonly requestFullPass: (accountId: string, stream: string) => Effect.Effect<void, SqlError.SqlError>
   }
 >() {}
 
@@ -78,7 +82,8 @@ export const CheckpointsLive = Layer.effect(
       Request: Schema.Struct({ accountId: Schema.String, stream: Schema.String }),
       Result: CheckpointRow,
       execute: ({ accountId, stream }) => sql`
-        SELECT pass_kind, partition, position, anchors, shifted, tracks_seen, pass_started_at, high_water_mark, last_full_pass_at
+        SELECT pass_kind, partition, position, anchors, shifted, tracks_seen, pass_started_at, high_water_mark, last_full_pass_at,
+          full_pass_requested_at
         FROM sync_checkpoints WHERE account_id = ${accountId} AND stream = ${stream}`
     })
     const readOnce = (accountId: string, stream: string) => Effect.map(rowsOrDie(find({ accountId, stream })), Option.map(toCheckpoint))
@@ -147,7 +152,11 @@ export const CheckpointsLive = Layer.effect(
           Effect.asVoid(sql`
             INSERT INTO sync_pass_seen (account_id, stream, id)
             SELECT ${accountId}, ${stream}, id FROM unnest(${ids}::text[]) AS id
-            ON CONFLICT DO NOTHING`)
+            ON CONFLICT DO NOTHING`),
+        requestFullPass: (accountId: string, stream: string) =>
+          Effect.asVoid(sql`
+            INSERT INTO sync_checkpoints (account_id, stream, full_pass_requested_at) VALUES (${accountId}, ${stream}, now())
+            ON CONFLICT (account_id, stream) DO UPDATE SET full_pass_requested_at = now(), updated_at = now()`)
       }),
       // inside the transaction that ends the pass: that transaction is retried whole
       finish

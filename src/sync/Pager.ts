@@ -1,11 +1,11 @@
-import { type Cause, Context, Effect, Layer, Option, ParseResult, Queue, Schema, Stream } from "effect"
+import { type Cause, Clock, Context, Effect, Layer, Option, ParseResult, Queue, Schema, Stream } from "effect"
 import type { DocumentNode } from "graphql"
 import { CostBudget } from "../api/CostBudget.js"
 import type { ServiceError } from "../api/errors.js"
 import { type AccountCredentials, ServiceClient } from "../api/ServiceClient.js"
 import { joinPage, nextOffset, RecentIds, stepBack } from "./Continuation.js"
 import { ConnectionShapeInvalid, NodeSchemaMismatch } from "./errors.js"
-import type { Page, ReceivedNode, Variables } from "./model.js"
+import { mergeVariables, type Page, type ReceivedNode, type Variables } from "./model.js"
 import { nodeGuard } from "./nodeGuard.js"
 import { type AnyStream, type ChildDefinition, CustomFieldNode } from "./streams/Stream.js"
 
@@ -37,6 +37,8 @@ export interface PagesRequest<E> {
   readonly anchors?: ReadonlyArray<string>
   /** "ids": the listing (each node only its id, stream.idsDocument) instead of the nodes. */
   readonly select?: "nodes" | "ids"
+  /** The most rows a partition of this list can hold (a lookup of n ids: n): pages no larger, none past it. */
+  readonly atMost?: number
 }
 
 /** The pages of streams' connections, sized by the accounts' cost budgets. */
@@ -88,7 +90,9 @@ export const PagerLive = Layer.effect(
       const isNode = listing ? Schema.is(IdNode) : guardOf(stream, stream.node)
       const decodeNode = Schema.decodeUnknownEither(listing ? IdNode : stream.node, { errors: "first", onExcessProperty: "ignore" })
       const partitions = stream.partitions
-      const variablesOf = (partition: number): Variables => ({ ...request.variables, ...partitions[partition] })
+      const largestPage = request.atMost === undefined ? stream.maxPageSize : Math.max(1, Math.min(stream.maxPageSize, request.atMost))
+      const listEnds = (position: number) => request.atMost !== undefined && position >= request.atMost
+      const variablesOf = (partition: number): Variables => mergeVariables(request.variables, partitions[partition]!)
 
       const mismatch = (position: number, issue: ParseResult.ParseError, raw: unknown, prefix: string) => {
         const first = ParseResult.ArrayFormatter.formatErrorSync(issue)[0]
@@ -124,7 +128,7 @@ export const PagerLive = Layer.effect(
         Effect.gen(function* () {
           const inner = new Map(children.map((c) => [c, c.innerPage] as const))
           for (;;) {
-            const first = yield* budget.pageSize(accountId, document, (n) => variablesFor(n, inner), stream.maxPageSize)
+            const first = yield* budget.pageSize(accountId, document, (n) => variablesFor(n, inner), largestPage)
             const shrinkable = [...inner].filter(([, k]) => k > 1)
             if (first >= Math.min(minParentsPerPage, stream.maxPageSize) || shrinkable.length === 0) return { first, inner }
             for (const [child, k] of shrinkable) inner.set(child, Math.max(1, Math.floor(k / 2)))
@@ -160,6 +164,7 @@ export const PagerLive = Layer.effect(
             return v
           }
           const { first, inner } = yield* sizeOf(variablesFor)
+          const fetchedAtMs = yield* Clock.currentTimeMillis
           const result = yield* client.execute(credentials, document, variablesFor(first, inner))
           let costPoints = result.cost?.actualQueryCost ?? 0
           const connection = decodeConnection(at(result.data, stream.connectionPath))
@@ -198,7 +203,7 @@ export const PagerLive = Layer.effect(
             } else nodes.push({ node, raw })
           }
           // a node completed by follow-ups is not the body as received: the page lands from its nodes
-          return { partition, offset, first, nodes, body: complete ? result.body : undefined, costPoints }
+          return { partition, offset, first, nodes, body: complete ? result.body : undefined, costPoints, fetchedAtMs }
         })
 
       /** The page that continues from `position`: asked again further back until it joins the rows landed. */
@@ -224,7 +229,7 @@ export const PagerLive = Layer.effect(
             }
             recent.add(page.nodes.map((n) => n.node.id))
             const reread = page.nodes.length > 0 ? (page.costPoints * (join.at + 1)) / page.nodes.length : 0
-            const short = page.nodes.length < page.first
+            const short = page.nodes.length < page.first || listEnds(page.offset + page.nodes.length)
             return {
               ...page,
               newFrom: join.at + 1,
@@ -240,7 +245,7 @@ export const PagerLive = Layer.effect(
       let recent = new RecentIds(recentCapacity, request.anchors ?? [])
       return Stream.paginateEffect({ partition: start, position: request.position ?? 0 }, ({ partition, position }) =>
         Effect.map(joined(partition, position, recent), (page) => {
-          if (page.nodes.length >= page.first) return [page, Option.some({ partition, position: page.position })] as const
+          if (page.nodes.length >= page.first && !listEnds(page.position)) return [page, Option.some({ partition, position: page.position })] as const
           if (partition + 1 >= partitions.length) return [page, Option.none()] as const
           recent = new RecentIds(recentCapacity)
           return [page, Option.some({ partition: partition + 1, position: 0 })] as const
@@ -253,7 +258,7 @@ export const PagerLive = Layer.effect(
         let total = 0
         let costPoints = 0
         for (const partition of stream.partitions) {
-          const { sort: _, ...rest } = { ...variables, ...partition } as Record<string, unknown>
+          const { sort: _, ...rest } = mergeVariables(variables, partition) as Record<string, unknown>
           const result = yield* client.execute(credentials, stream.countDocument, rest)
           const decoded = Schema.decodeUnknownEither(CountSchema)(at(result.data, stream.connectionPath))
           if (decoded._tag === "Left") {

@@ -92,10 +92,12 @@ export const PassEndLive = Layer.effect(
             if (stream.lookup !== undefined) {
               const alive: Array<ReceivedNode> = []
               const bodies: Array<string | undefined> = []
-              yield* pager.pages({ credentials, stream, variables: stream.lookup(candidates) }).pipe(
+              let fetchedAtMs = Number.POSITIVE_INFINITY
+              yield* pager.pages({ credentials, stream, variables: stream.lookup(candidates), atMost: candidates.length }).pipe(
                 Stream.runForEach((page) =>
                   Effect.sync(() => {
                     overheadPoints += page.costPoints
+                    fetchedAtMs = Math.min(fetchedAtMs, page.fetchedAtMs)
                     alive.push(...page.nodes)
                     bodies.push(page.body)
                   })
@@ -103,7 +105,7 @@ export const PassEndLive = Layer.effect(
               )
               if (alive.length > 0) {
                 yield* Effect.logInfo(`${stream.name}: ${alive.length} row(s) missed by the pass are alive at the service: landed, not deleted`)
-                yield* warehouse.land({ accountId, stream, nodes: alive, bodies, pass: undefined, recordSeen: true })
+                yield* warehouse.land({ accountId, stream, nodes: alive, bodies, pass: undefined, recordSeen: true, fetchedAt: new Date(fetchedAtMs) })
                 confirmed += alive.length
               }
             } else if (!listed) {

@@ -7,7 +7,7 @@ export type Mode = "sync" | "backfill"
 
 /** What a run does with one stream of one account. */
 export type PassDecision =
-  | { readonly _tag: "Full"; readonly reason: "backfill" | "first" | "resume" | "due" }
+  | { readonly _tag: "Full"; readonly reason: "backfill" | "first" | "resume" | "due" | "requested" }
   | { readonly _tag: "Incremental"; readonly pass: IncrementalPass; readonly since: Date }
   /** A stream with no incremental access whose full pass is not due yet. */
   | { readonly _tag: "UpToDate"; readonly nextFullPassAt: Date }
@@ -36,6 +36,7 @@ export const decidePass = (input: PassInput): PassDecision => {
   const lastFull = checkpoint.lastFullPassAt!.getTime()
   const nextFullPassAt = lastFull + Duration.toMillis(input.fullPassEvery)
   if (input.nowMs >= nextFullPassAt) return { _tag: "Full", reason: "due" }
+  if (checkpoint.fullPassRequestedAt !== null && checkpoint.fullPassRequestedAt.getTime() > lastFull) return { _tag: "Full", reason: "requested" }
   const mark = checkpoint.highWaterMark?.getTime() ?? lastFull
   const since = new Date(mark - Duration.toMillis(input.overlap))
   return Option.match(input.incremental.plan(since), {

@@ -164,7 +164,8 @@ export const StreamRunLive = Layer.effect(
                       shifted,
                       highWaterMark: highWater === undefined ? null : new Date(highWater).toISOString()
                     },
-                    endsPass: finishesPass && kind === "incremental"
+                    endsPass: finishesPass && kind === "incremental",
+                    fetchedAt: new Date(Math.min(...landing.map((page) => page.fetchedAtMs)))
                   })
                   .pipe(
                     Effect.tap((written) =>

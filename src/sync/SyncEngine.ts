@@ -3,6 +3,9 @@ import { type CostBudget, CostBudgetLive } from "../api/CostBudget.js"
 import { ServiceClientLive } from "../api/ServiceClient.js"
 import { AccountLocksLive } from "./AccountLocks.js"
 import { CheckpointsLive } from "./Checkpoints.js"
+import { EventConsumerLive } from "./events/EventConsumer.js"
+import { EventQueueLive } from "./events/EventQueue.js"
+import { EventSettings } from "./events/EventSettings.js"
 import { PagerLive } from "./Pager.js"
 import { PassEndLive } from "./PassEnd.js"
 import { RunsLive } from "./Runs.js"
@@ -11,13 +14,13 @@ import { SyncRunnerLive } from "./SyncRunner.js"
 import { WarehouseLive } from "./Warehouse.js"
 
 /**
- * The sync engine's services (SyncRunner and everything under it), over a database (SqlClient, PreparedStatements,
+ * The sync engine's services (SyncRunner, EventConsumer and everything under them), over a database (SqlClient, PreparedStatements,
  * DatabaseTopology), the service endpoint and an HttpClient, the auth services (Connections, AccessTokens), Progress
  * and SyncSettings. `budget` replaces the cost budget (the benchmarks' reactive baseline does).
  */
 export const makeSyncEngine = (budget: Layer.Layer<CostBudget> = CostBudgetLive) =>
-  SyncRunnerLive.pipe(
-    Layer.provideMerge(StreamRunLive),
+  Layer.mergeAll(SyncRunnerLive, EventConsumerLive).pipe(
+    Layer.provideMerge(Layer.mergeAll(StreamRunLive, EventQueueLive, EventSettings.layer)),
     Layer.provideMerge(PassEndLive),
     Layer.provideMerge(Layer.mergeAll(WarehouseLive, PagerLive, RunsLive, AccountLocksLive)),
     Layer.provideMerge(CheckpointsLive),

@@ -7,7 +7,7 @@ import { Checkpoints } from "./Checkpoints.js"
 import { pageJson } from "./landing/pageParams.js"
 import { PageLanded, pageStatement } from "./landing/pageStatement.js"
 import { pageSteps, type PageValues, type PassProgress } from "./landing/steps.js"
-import { dependentSweepStatements, sweepPlannerSettings, sweepStatement } from "./landing/sweep.js"
+import { dependentSweepStatements, markDeletedStatements, sweepPlannerSettings, sweepStatement } from "./landing/sweep.js"
 import type { ReceivedNode } from "./model.js"
 import type { AnyStream } from "./streams/Stream.js"
 
@@ -28,6 +28,8 @@ export interface Batch {
   readonly endsPass?: boolean
   /** The ids go to the full pass's seen ids (default: when the batch belongs to a full pass). */
   readonly recordSeen?: boolean
+  /** When the first of the rows was asked of the service: a row marked deleted after that is not brought back. */
+  readonly fetchedAt?: Date
 }
 
 const IdRow = Schema.Struct({ id: Schema.String })
@@ -47,6 +49,11 @@ export class Warehouse extends Context.Tag("account-sync/Warehouse")<
      * order after `after`, up to `limit`.
      */
     readonly unseen: (accountId: string, stream: AnyStream, after: string, limit: number) => Effect.Effect<ReadonlyArray<string>, SqlError.SqlError>
+    /**
+     * Rows found gone outside a pass (a destroy event, a re-read that no longer finds them), marked deleted as of `at`
+     * with their line items and custom fields, in one transaction. Returns the ids that were live.
+     */
+    readonly markDeleted: (accountId: string, stream: AnyStream, ids: ReadonlyArray<string>, at: Date) => Effect.Effect<ReadonlyArray<string>, SqlError.SqlError>
     /** The end of a full pass, in one transaction: the live rows it did not see are marked deleted, then the pass finishes. */
     readonly finishFullPass: (accountId: string, stream: AnyStream) => Effect.Effect<{ readonly deleted: number }, SqlError.SqlError>
   }
@@ -81,7 +88,8 @@ export const WarehouseLive = Layer.effect(
         stream: batch.stream,
         page: pageJson(batch.stream, unique, bodies),
         pass: batch.pass,
-        recordSeen: batch.recordSeen ?? batch.pass?.kind === "full"
+        recordSeen: batch.recordSeen ?? batch.pass?.kind === "full",
+        fetchedAt: batch.fetchedAt
       }
       const page = rowsOrDie(runPage(values))
       const pass = batch.pass
@@ -136,6 +144,19 @@ export const WarehouseLive = Layer.effect(
         )
         .pipe(Effect.uninterruptible, retryOnConnectionLoss)
 
-    return Warehouse.of({ land, unseen, finishFullPass })
+    const markDeleted = (accountId: string, stream: AnyStream, ids: ReadonlyArray<string>, at: Date) =>
+      sql
+        .withTransaction(
+          Effect.gen(function* () {
+            const [parents, ...dependents] = markDeletedStatements(stream)
+            const params = [accountId, JSON.stringify(ids), at.toISOString()]
+            const marked = yield* sql.unsafe<{ id: string }>(parents!, params)
+            for (const statement of dependents) yield* sql.unsafe(statement, params)
+            return marked.map((r) => r.id)
+          })
+        )
+        .pipe(Effect.uninterruptible, retryOnConnectionLoss)
+
+    return Warehouse.of({ land, unseen, markDeleted, finishFullPass })
   })
 )

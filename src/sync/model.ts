@@ -20,6 +20,8 @@ export interface Checkpoint {
   readonly highWaterMark: Date | null
   /** When the last completed full pass started. */
   readonly lastFullPassAt: Date | null
+  /** A change event asked for a full pass (a record it could not read otherwise) at this time. */
+  readonly fullPassRequestedAt: Date | null
 }
 
 /** One node as the service sent it: `node` checked against the stream's Schema (or decoded from `raw`). */
@@ -49,8 +51,22 @@ export interface Page {
   readonly shifted: boolean
   /** Points the service charged for the page. */
   readonly costPoints: number
+  /** When the page was asked for (a row marked deleted after that is not brought back by it). */
+  readonly fetchedAtMs: number
   /** Of those and of pages thrown away to find the join: points spent on rows the pass had already read. */
   readonly overheadPoints: number
 }
 
 export type Variables = Readonly<Record<string, unknown>>
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object" && !Array.isArray(v)
+
+/** `extra` over `base`, objects merged field by field (a lookup's `filter: {userIds}` and a partition's `filter: {status}`). */
+export const mergeVariables = (base: Variables, extra: Variables): Variables => {
+  const out: Record<string, unknown> = { ...base }
+  for (const [key, value] of Object.entries(extra)) {
+    const under = out[key]
+    out[key] = isPlainObject(under) && isPlainObject(value) ? mergeVariables(under, value) : value
+  }
+  return out
+}

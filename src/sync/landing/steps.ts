@@ -25,6 +25,8 @@ export interface PageValues {
   readonly pass: PassProgress | undefined
   /** Whether the ids go to the pass's seen ids (a full pass, and rows re-read before its sweep). */
   readonly recordSeen: boolean
+  /** When the rows were asked of the service (the first page of the batch): a row marked deleted after that stays so. */
+  readonly fetchedAt: Date | undefined
 }
 
 /**
@@ -134,10 +136,25 @@ const streamUpsert = cached((stream) =>
   upsertSql({ table: stream.table, columns: stream.columns, source: "page_rows", key: ["account_id", "id"] })
 )
 
-/** `page_rows`: each node with its raw (as sent, or as spelled for storage when a string had to change). */
+/**
+ * What keeps an older read from overwriting newer data (a pass and the change events land the same rows in any
+ * order): a node whose updatedAt is older than the stored row's, or a row marked deleted after the node was fetched,
+ * is not landed (nor are its children).
+ */
+const staleGuard = cached((stream) => {
+  const updatedAt = stream.columns.find((c) => c.column === "updated_at" && c.selected && c.path.length === 1)
+  return { table: stream.table, newer: updatedAt === undefined ? "" : ` OR t.updated_at > (e.node ->> '${updatedAt.path[0]}')::timestamptz` }
+})
+
+/** `page_rows`: each node with its raw (as sent, or as spelled for storage when a string had to change), unless stale. */
 export const rowsStep: LandingStep = {
   name: "page_rows",
-  sql: (sql, v) => sql`SELECT e.node, COALESCE(${v.page.raws}::jsonb -> (e.i - 1)::int, e.node) AS raw, e.i FROM page AS e`
+  sql: (sql, v) => {
+    const guard = staleGuard(v.stream)
+    return sql`SELECT e.node, COALESCE(${v.page.raws}::jsonb -> (e.i - 1)::int, e.node) AS raw, e.i FROM page AS e
+      WHERE NOT EXISTS (SELECT 1 FROM ${sql.literal(guard.table)} AS t WHERE t.account_id = ${v.accountId} AND t.id = e.node ->> 'id'
+        AND (t.deleted_at > ${v.fetchedAt?.toISOString() ?? null}::timestamptz${sql.literal(guard.newer)}))`
+  }
 }
 
 /**
@@ -240,12 +257,15 @@ export const customFieldSteps = (parentType: string): ReadonlyArray<LandingStep>
   }
 ]
 
-/** `seen`: the ids a full pass saw (or re-read before its sweep), for the sweep (only when the pass records them). */
+/**
+ * `seen`: the ids a full pass saw (or re-read before its sweep), for the sweep (only when the pass records them); a
+ * node not landed because the stored row is newer was seen too.
+ */
 export const seenStep: LandingStep = {
   name: "seen",
   sql: (sql, v) => sql`
     INSERT INTO sync_pass_seen (account_id, stream, id)
-    SELECT ${v.accountId}, ${v.stream.name}, node ->> 'id' FROM page_rows
+    SELECT ${v.accountId}, ${v.stream.name}, node ->> 'id' FROM page
     WHERE ${v.recordSeen} AND (SELECT tracks_seen FROM pass)
     ON CONFLICT DO NOTHING`
 }

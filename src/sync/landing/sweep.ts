@@ -40,3 +40,27 @@ export const dependentSweepStatements = (stream: AnyStream): ReadonlyArray<strin
     AND p.deleted_at IS NOT NULL AND c.deleted_at IS NULL`
       ])
 ]
+
+/**
+ * Rows found gone one by one (a destroy event, a re-read that no longer finds them): marked deleted as of $3 with
+ * their line items and custom fields ($1 account, $2 the ids as a JSON array). The parent's statement comes first
+ * and returns the ids it marked.
+ */
+export const markDeletedStatements = (stream: AnyStream): ReadonlyArray<string> => [
+  `UPDATE ${stream.table} SET deleted_at = $3::timestamptz
+  WHERE account_id = $1 AND id IN (SELECT jsonb_array_elements_text($2::jsonb)) AND deleted_at IS NULL
+  RETURNING id`,
+  ...stream.children.map(
+    (child) => `
+  UPDATE ${child.table} SET deleted_at = $3::timestamptz
+  WHERE account_id = $1 AND "${child.parentColumn}" IN (SELECT jsonb_array_elements_text($2::jsonb)) AND deleted_at IS NULL`
+  ),
+  ...(stream.customFields === undefined
+    ? []
+    : [
+        `
+  UPDATE custom_fields SET deleted_at = $3::timestamptz
+  WHERE account_id = $1 AND parent_type = '${stream.customFields}' AND parent_id IN (SELECT jsonb_array_elements_text($2::jsonb))
+    AND deleted_at IS NULL`
+      ])
+]

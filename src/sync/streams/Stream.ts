@@ -2,6 +2,7 @@ import { type DocumentNode, getNamedType, type GraphQLField, type GraphQLNamedTy
 import { type Duration, Option, Schema, SchemaAST as AST } from "effect"
 import { serviceSchema } from "../../api/serviceSchema.js"
 import type { Incremental } from "../Incremental.js"
+import { byIds, type Refetch } from "../Refetch.js"
 import type { Variables } from "../model.js"
 import { EmbeddedAnnotation, LinkAnnotation } from "./fields.js"
 
@@ -75,6 +76,10 @@ export interface StreamSpec<Fields extends Schema.Struct.Fields> {
   readonly lookup?: (ids: ReadonlyArray<string>) => Variables
   /** The largest `first` the service accepts (100). */
   readonly maxPageSize?: number
+  /** The prefix of the service's webhook topics for this collection (`JOB`: JOB_CREATE, JOB_UPDATE, JOB_DESTROY, ...). */
+  readonly topic?: string
+  /** How the records change events name are read again (default: by id, when `lookup` is given). */
+  readonly refetch?: Refetch
 }
 
 export interface ChildSpec {
@@ -121,6 +126,10 @@ export interface StreamDefinition<Node extends { readonly id: string } = { reado
   readonly updatedAt: ((node: Node) => string) | undefined
   /** Variables that select exactly these rows, when the connection filters by id. */
   readonly lookup: ((ids: ReadonlyArray<string>) => Variables) | undefined
+  /** The prefix of its webhook topics, when the service sends change events for it. */
+  readonly topic: string | undefined
+  /** How records named by change events are read again; undefined: only its full passes bring them. */
+  readonly refetch: Refetch | undefined
   /** The spec it was defined from (configuration derives a narrower stream from it). */
   readonly spec: StreamSpec<any>
 }
@@ -358,6 +367,8 @@ export const define = <Fields extends Schema.Struct.Fields & { readonly id: Sche
     fullPassEvery: spec.fullPassEvery,
     updatedAt: hasUpdatedAt ? (n) => (n as unknown as { readonly updatedAt: string }).updatedAt : undefined,
     lookup: spec.lookup,
+    topic: spec.topic,
+    refetch: spec.refetch ?? (spec.lookup ? byIds(spec.lookup) : undefined),
     spec
   }
 }

@@ -1,13 +1,18 @@
 import { Schema } from "effect"
 import { updatedSince } from "../Incremental.js"
+import { updatedSinceEvents } from "../Refetch.js"
 import { clientAddress } from "./addresses.js"
 import { DateTime, embedded, Enum } from "./fields.js"
 import { define } from "./Stream.js"
+
+/** The rows updated after `since`, oldest update first: an incremental pass and the re-read of change events. */
+const updatedAfter = (since: string) => ({ filter: { updatedAt: { after: since } }, sort: { key: "UPDATED_AT", direction: "ASCENDING" } })
 
 /** Clients: filterable by update time, sorted by it ascending in an incremental pass. */
 export const clientsStream = define({
   name: "clients",
   connection: "clients",
+  topic: "CLIENT",
   nodeType: "Client",
   fields: {
     id: Schema.NonEmptyString,
@@ -47,8 +52,6 @@ export const clientsStream = define({
   customFields: true,
   // creation order: no edit moves a row
   fullPass: {},
-  incremental: updatedSince(
-    (since) => ({ filter: { updatedAt: { after: since } }, sort: { key: "UPDATED_AT", direction: "ASCENDING" } }),
-    "rows updated after the mark minus the overlap (filter updatedAt), oldest update first"
-  )
+  incremental: updatedSince(updatedAfter, "rows updated after the mark minus the overlap (filter updatedAt), oldest update first"),
+  refetch: updatedSinceEvents(updatedAfter)
 })

@@ -1,14 +1,19 @@
 import { Schema } from "effect"
 import { updatedSince } from "../Incremental.js"
+import { updatedSinceEvents } from "../Refetch.js"
 import { geocodedAddress } from "./addresses.js"
 import { DateTime, embedded, Enum, link } from "./fields.js"
 import { invoiceLineItems } from "./lineItems.js"
 import { define } from "./Stream.js"
 
+/** The rows updated after `since`, oldest update first: an incremental pass and the re-read of change events. */
+const updatedAfter = (since: string) => ({ filter: { updatedAt: { after: since } }, sort: [{ key: "UPDATED_AT", direction: "ASCENDING" }] })
+
 /** Invoices: filterable by update time, sorted by it ascending in an incremental pass. */
 export const invoicesStream = define({
   name: "invoices",
   connection: "invoices",
+  topic: "INVOICE",
   nodeType: "Invoice",
   fields: {
     id: Schema.NonEmptyString,
@@ -57,8 +62,6 @@ export const invoicesStream = define({
   children: [invoiceLineItems],
   customFields: true,
   fullPass: {},
-  incremental: updatedSince(
-    (since) => ({ filter: { updatedAt: { after: since } }, sort: [{ key: "UPDATED_AT", direction: "ASCENDING" }] }),
-    "rows updated after the mark minus the overlap (filter updatedAt), oldest update first"
-  )
+  incremental: updatedSince(updatedAfter, "rows updated after the mark minus the overlap (filter updatedAt), oldest update first"),
+  refetch: updatedSinceEvents(updatedAfter)
 })

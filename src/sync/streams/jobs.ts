@@ -8,6 +8,7 @@ import { define } from "./Stream.js"
 export const jobsStream = define({
   name: "jobs",
   connection: "jobs",
+  topic: "JOB",
   nodeType: "Job",
   fields: {
     id: Schema.NonEmptyString,

@@ -10,6 +10,7 @@ import { define } from "./Stream.js"
 export const productsStream = define({
   name: "products",
   connection: "products",
+  topic: "PRODUCT_OR_SERVICE",
   nodeType: "ProductOrService",
   fields: {
     id: Schema.NonEmptyString,

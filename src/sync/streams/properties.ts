@@ -1,5 +1,6 @@
 import { Schema } from "effect"
 import { fullPassesOnly } from "../Incremental.js"
+import { byStoredParent } from "../Refetch.js"
 import { geocodedAddress } from "./addresses.js"
 import { DateTime, link } from "./fields.js"
 import { define } from "./Stream.js"
@@ -8,6 +9,7 @@ import { define } from "./Stream.js"
 export const propertiesStream = define({
   name: "properties",
   connection: "properties",
+  topic: "PROPERTY",
   nodeType: "Property",
   fields: {
     id: Schema.NonEmptyString,
@@ -21,5 +23,6 @@ export const propertiesStream = define({
   },
   customFields: true,
   fullPass: {},
+  refetch: byStoredParent("client_id", (clientId) => ({ filter: { clientId } })),
   incremental: fullPassesOnly
 })

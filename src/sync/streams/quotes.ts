@@ -1,13 +1,18 @@
 import { Schema } from "effect"
 import { updatedSince } from "../Incremental.js"
+import { updatedSinceEvents } from "../Refetch.js"
 import { DateTime, embedded, Enum, link } from "./fields.js"
 import { quoteLineItems } from "./lineItems.js"
 import { define } from "./Stream.js"
+
+/** The rows updated after `since`: an incremental pass and the re-read of change events. */
+const updatedAfter = (since: string) => ({ filter: { updatedAt: { after: since } } })
 
 /** Quotes: filterable by update time (no sort by it: creation order). */
 export const quotesStream = define({
   name: "quotes",
   connection: "quotes",
+  topic: "QUOTE",
   nodeType: "Quote",
   fields: {
     id: Schema.NonEmptyString,
@@ -45,5 +50,6 @@ export const quotesStream = define({
   children: [quoteLineItems],
   customFields: true,
   fullPass: {},
-  incremental: updatedSince((since) => ({ filter: { updatedAt: { after: since } } }))
+  incremental: updatedSince(updatedAfter),
+  refetch: updatedSinceEvents(updatedAfter)
 })

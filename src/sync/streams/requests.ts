@@ -1,13 +1,18 @@
 import { Schema } from "effect"
 import { updatedSince } from "../Incremental.js"
+import { updatedSinceEvents } from "../Refetch.js"
 import { DateTime, Enum, link } from "./fields.js"
 import { requestLineItems } from "./lineItems.js"
 import { define } from "./Stream.js"
+
+/** The rows updated after `since`: an incremental pass and the re-read of change events. */
+const updatedAfter = (since: string) => ({ filter: { updatedAt: { after: since } } })
 
 /** Requests: filterable by update time (no sort by it: creation order). */
 export const requestsStream = define({
   name: "requests",
   connection: "requests",
+  topic: "REQUEST",
   nodeType: "Request",
   fields: {
     id: Schema.NonEmptyString,
@@ -30,5 +35,6 @@ export const requestsStream = define({
   },
   children: [requestLineItems],
   fullPass: {},
-  incremental: updatedSince((since) => ({ filter: { updatedAt: { after: since } } }))
+  incremental: updatedSince(updatedAfter),
+  refetch: updatedSinceEvents(updatedAfter)
 })

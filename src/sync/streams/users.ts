@@ -11,6 +11,7 @@ import { define } from "./Stream.js"
 export const usersStream = define({
   name: "users",
   connection: "users",
+  topic: "USER",
   nodeType: "User",
   fields: {
     id: Schema.NonEmptyString,

@@ -8,6 +8,7 @@ import { define } from "./Stream.js"
 export const visitsStream = define({
   name: "visits",
   connection: "visits",
+  topic: "VISIT",
   nodeType: "Visit",
   fields: {
     id: Schema.NonEmptyString,

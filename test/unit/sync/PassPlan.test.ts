@@ -18,6 +18,7 @@ const checkpoint = (c: Partial<Checkpoint>): Option.Option<Checkpoint> =>
     passStartedAt: null,
     highWaterMark: at(2 * hour),
     lastFullPassAt: at(3 * hour),
+    fullPassRequestedAt: null,
     ...c
   })
 
@@ -40,7 +41,10 @@ describe("decidePass", () => {
     ["the cadence is not due: incremental", { fullPassEvery: Duration.hours(4) }, "Incremental"],
     ["an incremental pass in progress starts over as incremental", { checkpoint: checkpoint({ passKind: "incremental" }) }, "Incremental"],
     ["no incremental access, not due: the stream is up to date", { incremental: fullPassesOnly }, "UpToDate"],
-    ["no incremental access, due: full", { incremental: fullPassesOnly, fullPassEvery: Duration.hours(1) }, "Full:due"]
+    ["no incremental access, due: full", { incremental: fullPassesOnly, fullPassEvery: Duration.hours(1) }, "Full:due"],
+    ["a change event asked for a full pass after the last one: full", { checkpoint: checkpoint({ fullPassRequestedAt: at(hour) }) }, "Full:requested"],
+    ["...also without incremental access", { incremental: fullPassesOnly, checkpoint: checkpoint({ fullPassRequestedAt: at(hour) }) }, "Full:requested"],
+    ["a request the last full pass answered: incremental", { checkpoint: checkpoint({ fullPassRequestedAt: at(4 * hour) }) }, "Incremental"]
   ]
   for (const [name, input, expected] of cases) {
     it(name, () => {

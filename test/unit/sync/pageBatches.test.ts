@@ -10,6 +10,7 @@ const page = (n: number): Page => ({
   nodes: [{ node: { id: `job-${n}` }, raw: { id: `job-${n}` } }],
   newFrom: 0,
   position: n,
+  fetchedAtMs: 0,
   mayHaveMore: true,
   body: JSON.stringify({ data: { jobs: { nodes: [{ id: `job-${n}` }] } } }),
   shifted: false,

@@ -1,0 +1,229 @@
+import { SqlClient, type SqlError } from "@effect/sql"
+import { Chunk, Clock, Context, Duration, Effect, FiberMap, Layer, Metric, Random, Schema, Stream } from "effect"
+import type { AccountCredentials } from "../../api/ServiceClient.js"
+import { AccessTokens } from "../../auth/AccessTokens.js"
+import * as Metrics from "../../observability/metrics.js"
+import { AccountLocks } from "../AccountLocks.js"
+import { Checkpoints } from "../Checkpoints.js"
+import type { Page, ReceivedNode } from "../model.js"
+import { Pager } from "../Pager.js"
+import type { ChangedItem, RefetchReader } from "../Refetch.js"
+import { describeError, isRevocation, type StreamError } from "../RunOutcome.js"
+import type { AnyStream } from "../streams/Stream.js"
+import { SyncSettings } from "../SyncSettings.js"
+import { Warehouse } from "../Warehouse.js"
+import { EventQueue, type QueuedEvent } from "./EventQueue.js"
+import { EventSettings, retryDelay } from "./EventSettings.js"
+import { changeOf } from "./topics.js"
+
+/** What draining one account did. */
+export interface DrainReport {
+  readonly accountId: string
+  /** locked: another process writes the account now (its events wait); needs-reconnect: its tokens were refused. */
+  readonly outcome: "drained" | "locked" | "needs-reconnect"
+  readonly applied: number
+  readonly failed: number
+  readonly deferred: number
+  /** Records landed (read again), and marked deleted. */
+  readonly landed: number
+  readonly deleted: number
+  readonly costPoints: number
+}
+
+/**
+ * Applies the change events the webhook inbox queued: per account (under its lock, like `sync`), item ids grouped by
+ * stream, read again the stream's way (by id where the collection filters by id) in batches the budget sizes, and
+ * landed like any page (children included); a destroy, or an item a read by id no longer finds, is marked deleted at
+ * once. A pass and the consumer may land the same rows in any order: the landing keeps the newest (see steps.ts).
+ */
+export class EventConsumer extends Context.Tag("account-sync/EventConsumer")<
+  EventConsumer,
+  {
+    /** Every due event of the account, until none is left. */
+    readonly drain: (accountId: string) => Effect.Effect<DrainReport, SqlError.SqlError>
+    /** Every account with due events, `EVENTS_CONCURRENCY` at a time (`sync --events-only`). */
+    readonly drainAll: () => Effect.Effect<ReadonlyArray<DrainReport>, SqlError.SqlError>
+    /** Forever: due accounts drained as they come, each in its own fiber, at most EVENTS_CONCURRENCY at once (`serve`). */
+    readonly run: Effect.Effect<never, SqlError.SqlError>
+  }
+>() {}
+
+/** Events taken per round of an account. */
+const roundSize = 500
+
+const NodeColumn = Schema.Struct({ id: Schema.String, v: Schema.NullOr(Schema.String) })
+
+interface StreamResult {
+  readonly landed: number
+  readonly deleted: number
+  readonly deferred: number
+  readonly costPoints: number
+}
+
+export const EventConsumerLive = Layer.effect(
+  EventConsumer,
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const queue = yield* EventQueue
+    const pager = yield* Pager
+    const warehouse = yield* Warehouse
+    const checkpoints = yield* Checkpoints
+    const tokens = yield* AccessTokens
+    const locks = yield* AccountLocks
+    const settings = yield* EventSettings
+    const streams = (yield* SyncSettings).streams.catalog
+
+    const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
+
+    const readerFor = <E>(credentials: AccountCredentials<E>, stream: AnyStream): RefetchReader<StreamError | E> => ({
+      pages: (variables, atMost) =>
+        Effect.map(Stream.runCollect(pager.pages({ credentials, stream, variables, ...(atMost === undefined ? {} : { atMost }) })), Chunk.toReadonlyArray),
+      stored: (ids, column) =>
+        Effect.map(
+          Effect.flatMap(
+            sql`SELECT id, ${sql(column)}::text AS v FROM ${sql(stream.table)} WHERE account_id = ${credentials.accountId} AND id IN ${sql.in(ids)}`,
+            (rows) => Effect.orDie(Schema.decodeUnknown(Schema.Array(NodeColumn))(rows))
+          ),
+          (rows) => new Map(rows.map((r) => [r.id, r.v]))
+        )
+    })
+
+    /** One stream's events of one account: destroys marked, the rest read again and landed, all settled together. */
+    const applyStream = <E>(credentials: AccountCredentials<E>, stream: AnyStream, events: ReadonlyArray<QueuedEvent>) =>
+      Effect.gen(function* () {
+        const { accountId } = credentials
+        // an item's latest event says what it is (a destroy wins a tie: it is final)
+        const latest = new Map<string, { readonly destroyed: boolean; readonly occurredAt: Date }>()
+        for (const e of events) {
+          const destroyed = changeOf(e.topic, [stream])!.destroyed
+          const seen = latest.get(e.itemId)
+          const t = e.occurredAt.getTime()
+          if (seen === undefined || t > seen.occurredAt.getTime() || (t === seen.occurredAt.getTime() && destroyed)) latest.set(e.itemId, { destroyed, occurredAt: e.occurredAt })
+        }
+        const destroyedIds = [...latest].filter(([, v]) => v.destroyed).map(([id]) => id)
+        const changed: Array<ChangedItem> = [...latest].filter(([, v]) => !v.destroyed).map(([id, v]) => ({ id, occurredAt: v.occurredAt }))
+        const read =
+          changed.length === 0
+            ? { pages: [] as ReadonlyArray<Page>, gone: [] as ReadonlyArray<string>, unreachable: [] as ReadonlyArray<string> }
+            : stream.refetch === undefined
+              ? { pages: [], gone: [], unreachable: changed.map((c) => c.id) }
+              : yield* stream.refetch.read(changed, readerFor(credentials, stream))
+        const nodes: Array<ReceivedNode> = read.pages.flatMap((p) => p.nodes)
+        const fetchedAt = new Date(Math.min(...read.pages.map((p) => p.fetchedAtMs), Number.MAX_SAFE_INTEGER))
+        const at = yield* now
+        const unreachable = new Set(read.unreachable)
+        const deferredEvents = events.filter((e) => unreachable.has(e.itemId)).map((e) => e.id)
+        const appliedEvents = events.filter((e) => !unreachable.has(e.itemId)).map((e) => e.id)
+        const deleted = yield* sql.withTransaction(
+          Effect.gen(function* () {
+            let deleted = 0
+            if (destroyedIds.length > 0) deleted += (yield* warehouse.markDeleted(accountId, stream, destroyedIds, at)).length
+            if (nodes.length > 0) yield* warehouse.land({ accountId, stream, nodes, pass: undefined, recordSeen: true, fetchedAt })
+            if (read.gone.length > 0) deleted += (yield* warehouse.markDeleted(accountId, stream, read.gone, at)).length
+            if (deferredEvents.length > 0) {
+              yield* checkpoints.requestFullPass(accountId, stream.name)
+              yield* queue.applied(deferredEvents, at, "deferred")
+            }
+            if (appliedEvents.length > 0) yield* queue.applied(appliedEvents, at)
+            return deleted
+          })
+        )
+        yield* Metric.incrementBy(Metrics.forAccount(Metrics.eventsApplied, accountId), appliedEvents.length)
+        for (const e of events) yield* Metric.update(Metrics.eventLagSeconds, Math.max(0, (at.getTime() - e.occurredAt.getTime()) / 1000))
+        const costPoints = read.pages.reduce((p, page) => p + page.costPoints, 0)
+        yield* Metric.incrementBy(Metrics.forAccount(Metrics.queryCostPoints, accountId), costPoints)
+        return { landed: new Set(nodes.map((n) => n.node.id)).size, deleted, deferred: deferredEvents.length, costPoints } satisfies StreamResult
+      }).pipe(Effect.withSpan("events.stream", { attributes: { accountId: credentials.accountId, stream: stream.name, events: events.length } }))
+
+    const failEvents = (accountId: string, events: ReadonlyArray<QueuedEvent>, error: string) =>
+      Effect.gen(function* () {
+        const at = (yield* now).getTime()
+        const jitter = yield* Random.next
+        const giveUp = events.filter((e) => e.attempts + 1 >= settings.maxAttempts)
+        const retry = events.filter((e) => e.attempts + 1 < settings.maxAttempts)
+        if (giveUp.length > 0) yield* queue.failed(giveUp.map((e) => e.id), error, null)
+        // one backoff for the group: its events were tried together
+        const attempts = Math.max(0, ...retry.map((e) => e.attempts))
+        if (retry.length > 0) yield* queue.failed(retry.map((e) => e.id), error, new Date(at + Duration.toMillis(retryDelay(settings.retryBase, attempts, jitter))))
+        yield* Metric.incrementBy(Metrics.forAccount(Metrics.eventsFailed, accountId), events.length)
+        yield* Effect.logWarning(`${events.length} change event(s) failed${giveUp.length > 0 ? ` (${giveUp.length} given up on)` : ""}: ${error}`)
+      })
+
+    const drain = (accountId: string) =>
+      Effect.gen(function* () {
+        const report = { accountId, outcome: "drained" as DrainReport["outcome"], applied: 0, failed: 0, deferred: 0, landed: 0, deleted: 0, costPoints: 0 }
+        if (!(yield* locks.lock(accountId))) return { ...report, outcome: "locked" as const }
+        const credentials = tokens.credentials(accountId)
+        for (;;) {
+          const events = yield* queue.due(accountId, yield* now, roundSize)
+          if (events.length === 0) break
+          const byStream = new Map<AnyStream, Array<QueuedEvent>>()
+          const ignored: Array<string> = []
+          for (const e of events) {
+            const change = changeOf(e.topic, streams)
+            if (change === undefined) ignored.push(e.id)
+            else byStream.set(change.stream, [...(byStream.get(change.stream) ?? []), e])
+          }
+          if (ignored.length > 0) yield* queue.applied(ignored, yield* now, "ignored")
+          for (const [stream, group] of byStream) {
+            const result = yield* Effect.either(applyStream(credentials, stream, group))
+            if (result._tag === "Right") {
+              report.applied += group.length - result.right.deferred
+              report.deferred += result.right.deferred
+              report.landed += result.right.landed
+              report.deleted += result.right.deleted
+              report.costPoints += result.right.costPoints
+              continue
+            }
+            const error = result.left
+            yield* failEvents(accountId, group, `${stream.name}: ${describeError(error)}`)
+            report.failed += group.length
+            // nothing more can be read for the account: its events wait for it to be reconnected
+            if (isRevocation(error)) return { ...report, outcome: "needs-reconnect" as const }
+          }
+        }
+        return report
+      }).pipe(
+        Effect.scoped,
+        Effect.annotateLogs({ accountId }),
+        Effect.withSpan("events.drain", { attributes: { accountId } })
+      )
+
+    const drainAll = () =>
+      Effect.flatMap(Effect.flatMap(now, queue.accountsDue), (accounts) => Effect.forEach(accounts, drain, { concurrency: settings.concurrency }))
+
+    // an account whose queue emptied is set to 0, not left at its last depth
+    const published = new Set<string>()
+    const publishDepth = Effect.flatMap(queue.depth(), (depths) =>
+      Effect.gen(function* () {
+        const now = new Map(depths.map((d) => [d.accountId, d.waiting]))
+        for (const accountId of new Set([...published, ...now.keys()])) {
+          yield* Metric.set(Metrics.forAccount(Metrics.eventQueueDepth, accountId), now.get(accountId) ?? 0)
+          published.add(accountId)
+        }
+      })
+    )
+
+    const run = Effect.gen(function* () {
+      const running = yield* FiberMap.make<string>()
+      const permits = yield* Effect.makeSemaphore(settings.concurrency)
+      for (;;) {
+        const due = yield* Effect.flatMap(now, queue.accountsDue)
+        for (const accountId of due) {
+          yield* FiberMap.run(
+            running,
+            accountId,
+            permits.withPermits(1)(drain(accountId)).pipe(
+              Effect.catchAllCause((cause) => Effect.logError("applying change events failed; retried on the next round", cause))
+            ),
+            { onlyIfMissing: true }
+          )
+        }
+        yield* publishDepth
+        yield* Effect.sleep(settings.pollInterval)
+      }
+    }).pipe(Effect.scoped) as Effect.Effect<never, SqlError.SqlError>
+
+    return EventConsumer.of({ drain, drainAll, run })
+  })
+)

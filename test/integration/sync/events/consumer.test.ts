@@ -1,0 +1,101 @@
+import { SqlClient } from "@effect/sql"
+import { expect, layer } from "@effect/vitest"
+import { Effect } from "effect"
+import { estimateQueryCost } from "../../../../src/api/costEstimate.js"
+import { EventConsumer } from "../../../../src/sync/events/EventConsumer.js"
+import { EventQueue } from "../../../../src/sync/events/EventQueue.js"
+import { streamNamed } from "../../../../src/sync/streams/index.js"
+import { SyncRunner } from "../../../../src/sync/SyncRunner.js"
+import { connectAccount } from "../../../support/connector.js"
+import { TestEmulator } from "../../../support/emulator.js"
+import { eventStates, queueEvents } from "../../../support/events.js"
+import { serviceProxy } from "../../../support/proxy.js"
+import { expectWarehouseExact, syncHarness } from "../../../support/syncHarness.js"
+
+const jobs = streamNamed("jobs")
+/** What one job costs in a page: its fields (the connection's 1 point is per query). */
+const nodeCost = estimateQueryCost(jobs.document, { first: 1, offset: 0 }) - 1
+
+// while set, lookups by id answer a node the connector cannot accept (a broken service): the consumer's retries
+let breakLookups = false
+const proxy = serviceProxy({
+  after: ({ variables, answer }) => {
+    if (!breakLookups || !(variables.filter as { ids?: unknown } | null)?.ids) return answer
+    const body = JSON.parse(answer) as { data: { jobs: { nodes: Array<Record<string, unknown>> } } }
+    for (const node of body.data.jobs.nodes) node.jobNumber = "not a number"
+    return JSON.stringify(body)
+  }
+})
+
+const harness = syncHarness(
+  { accounts: 1, jobs: 300 },
+  { serviceUrl: proxy, env: { EVENTS_MAX_ATTEMPTS: "2", EVENTS_RETRY_BASE: "0 seconds" } }
+)
+
+layer(harness, { timeout: 60_000, excludeTestServices: true })("the change-event consumer", (it) => {
+  it.effect("edits, creations and deletions reach the warehouse from events alone, at about the cost of the nodes", () =>
+    Effect.gen(function* () {
+      const { accounts, admin } = yield* TestEmulator
+      const accountId = accounts[0]!.accountId
+      yield* connectAccount(accountId)
+      expect((yield* (yield* SyncRunner).run({ mode: "backfill" }))[0]!.outcome).toBe("synced")
+
+      const before = new Set((yield* admin.listJobs(accountId)).map((j) => j.id))
+      const edited = (yield* admin.editJobs(accountId, { count: 10, seed: 3 })).ids
+      const destroyed = (yield* admin.deleteJobs(accountId, { count: 4, seed: 4 })).ids.filter((id) => !edited.includes(id))
+      yield* admin.seedJobs(accountId, 3)
+      const after = yield* admin.listJobs(accountId)
+      const created = after.filter((j) => !before.has(j.id))
+      const updatedAt = new Map(after.map((j) => [j.id, j.updatedAt]))
+      const { nowMs } = yield* admin.clock()
+      const now = new Date(nowMs).toISOString()
+      // a job deleted without its destroy event reaching us yet: an update names it, the read by id finds it gone
+      const silentlyGone = (yield* admin.deleteJobs(accountId, { count: 1, seed: 5 })).ids[0]!
+      yield* queueEvents(accountId, [
+        ...edited.filter((id) => updatedAt.has(id)).map((id) => ({ topic: "JOB_UPDATE", itemId: id, occurredAt: updatedAt.get(id)! })),
+        ...created.map((j) => ({ topic: "JOB_CREATE", itemId: j.id, occurredAt: j.updatedAt })),
+        ...destroyed.map((id) => ({ topic: "JOB_DESTROY", itemId: id, occurredAt: now })),
+        // out of order: an update older than its destroy arrives after it
+        ...destroyed.map((id) => ({ topic: "JOB_UPDATE", itemId: id, occurredAt: "2020-01-01T00:00:00Z" })),
+        { topic: "JOB_UPDATE", itemId: silentlyGone, occurredAt: now },
+        // a topic no stream has: acknowledged, nothing else
+        { topic: "APP_CONNECT", itemId: accountId, occurredAt: now }
+      ])
+
+      const report = yield* (yield* EventConsumer).drain(accountId)
+      expect(report).toMatchObject({ outcome: "drained", failed: 0, deferred: 0, deleted: destroyed.length + 1 })
+      expect(report.landed).toBe(edited.filter((id) => updatedAt.has(id)).length + created.length)
+      yield* expectWarehouseExact(accountId)
+      // read by id in one page: the points are the nodes' plus the query's one
+      expect(report.costPoints).toBeLessThanOrEqual(Math.ceil(1.1 * nodeCost * report.landed))
+      const states = yield* eventStates(accountId)
+      expect(states).toEqual({ applied: edited.filter((id) => updatedAt.has(id)).length + created.length + 2 * destroyed.length + 1, ignored: 1 })
+
+      const [status] = (yield* (yield* EventQueue).status()).filter((s) => s.accountId === accountId)
+      expect(status).toMatchObject({ waiting: 0, failed: 0 })
+      expect(status!.lastApplied).not.toBeNull()
+      // applied events are not applied again
+      expect((yield* (yield* EventConsumer).drain(accountId)).applied).toBe(0)
+    })
+  )
+
+  it.effect("an event that keeps failing is retried with backoff, then left failed with its error in status", () =>
+    Effect.gen(function* () {
+      const { accounts, admin } = yield* TestEmulator
+      const accountId = accounts[0]!.accountId
+      const edited = (yield* admin.editJobs(accountId, { count: 2, seed: 9 })).ids
+      yield* queueEvents(accountId, edited.map((id) => ({ topic: "JOB_UPDATE", itemId: id, occurredAt: new Date().toISOString() })))
+      breakLookups = true
+      const report = yield* (yield* EventConsumer).drain(accountId).pipe(Effect.ensuring(Effect.sync(() => (breakLookups = false))))
+      // EVENTS_MAX_ATTEMPTS=2 with no delay: tried twice, then given up on
+      expect(report.failed).toBe(2 * edited.length)
+      expect((yield* eventStates(accountId)).failed).toBe(edited.length)
+      const [status] = (yield* (yield* EventQueue).status()).filter((s) => s.accountId === accountId)
+      expect(status!.failed).toBe(edited.length)
+      expect(status!.lastError).toContain("jobNumber")
+      const sql = yield* SqlClient.SqlClient
+      const [row] = yield* sql<{ attempts: number }>`SELECT max(attempts)::int AS attempts FROM webhook_events WHERE state = 'failed'`
+      expect(row!.attempts).toBe(2)
+    })
+  )
+})
