@@ -1,6 +1,6 @@
 /**
- * `npm run bench [-- --quick] [-- --only budget,landing,memory,accounts] [-- --out file]`
- *   sizes: --landing-jobs N --budget-jobs N --budget-max-points P --floor S --memory-jobs N,M --concurrency a,b,c
+ * `npm run bench [-- --quick] [-- --only budget,landing,memory,accounts,exactness] [-- --out file]`
+ *   sizes: --landing-jobs N --budget-jobs N --budget-max-points P --floor S --memory-jobs N,M --concurrency a,b,c --exactness-jobs N
  * Prints a table and writes bench/results.json. See bench/README.md for the method.
  */
 import { NodeRuntime } from "@effect/platform-node"
@@ -25,7 +25,8 @@ const options: BenchOptions = {
   ...(flag("budget-jobs") ? { budgetJobs: Number(flag("budget-jobs")) } : {}),
   ...(flag("budget-max-points") ? { budgetMaxPoints: Number(flag("budget-max-points")) } : {}),
   ...(flag("floor") ? { floorSec: Number(flag("floor")) } : {}),
-  ...(flag("concurrency") ? { concurrencies: flag("concurrency")!.split(",").map(Number) } : {})
+  ...(flag("concurrency") ? { concurrencies: flag("concurrency")!.split(",").map(Number) } : {}),
+  ...(flag("exactness-jobs") ? { exactnessJobs: Number(flag("exactness-jobs")) } : {})
 }
 const out = flag("out") ?? path.resolve(path.dirname(fileURLToPath(import.meta.url)), "results.json")
 

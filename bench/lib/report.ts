@@ -1,4 +1,4 @@
-import type { AccountsRun, BudgetResult, LandingResult, MemoryRun } from "./benchmarks.js"
+import type { AccountsRun, BudgetResult, ExactnessResult, LandingResult, MemoryRun } from "./benchmarks.js"
 import type { MachineInfo } from "./machine.js"
 
 export interface BenchResults {
@@ -15,6 +15,7 @@ export interface BenchResults {
     readonly goal: { readonly peakRssMb: number }
   }
   readonly accounts?: ReadonlyArray<AccountsRun>
+  readonly exactness?: ExactnessResult & { readonly goal: { readonly overheadRatio: number } }
   readonly totalSeconds: number
 }
 
@@ -59,6 +60,11 @@ export const renderResults = (r: BenchResults): string => {
       `ceiling ${int(a.ceilingRowsPerSec)}`,
       `ratio ${f(a.ratioToCeiling, 3)} (running ${f(a.ratioToRunningCeiling, 3)})`
     ])
+  }
+  if (r.exactness) {
+    const e = r.exactness
+    rows.push(["exactness", `full pass overhead (${int(e.overheadPoints)} of ${int(e.plainPoints)} pts, ${int(e.jobs)} jobs)`, `${f(100 * e.overheadRatio, 2)}%`, "< 5%", mark(e.overheadRatio < 0.05)])
+    rows.push(["exactness", "first backfill overhead", `${f(100 * e.backfill.overheadRatio, 2)}%`, "", ""])
   }
   return `${table(rows)}\n\nmachine: ${r.machine}\ntaken at ${r.takenAt} in ${f(r.totalSeconds, 0)} s`
 }

@@ -10,7 +10,7 @@ describe("npm run bench (smoke)", () => {
     () =>
       Effect.gen(function* () {
         const r = yield* runBench(
-          { ...quickOptions, budgetJobs: 2_000, floorSec: 2, landingJobs: 2_000, memoryJobs: [500], accounts: 4, jobsPerAccount: 200, concurrencies: [4] },
+          { ...quickOptions, budgetJobs: 2_000, floorSec: 2, landingJobs: 2_000, memoryJobs: [500], accounts: 4, jobsPerAccount: 200, concurrencies: [4], exactnessJobs: 1_000 },
           "smoke"
         )
         expect(r.machine).toMatch(/cores/)
@@ -41,6 +41,13 @@ describe("npm run bench (smoke)", () => {
         expect(a.concurrency).toBe(4)
         expect(a.rowsPerSec).toBeGreaterThan(0)
         expect(a.ratioToCeiling).toBeCloseTo(a.rowsPerSec / a.ceilingRowsPerSec, 6)
+
+        // a page of 100 re-reads one row to join: 1% of the pages' points at least, plus the end-of-pass count
+        const e = r.exactness!
+        expect(e.plainPoints).toBeGreaterThan(0)
+        expect(e.overheadPoints).toBeGreaterThan(0)
+        expect(e.overheadRatio).toBeCloseTo(e.overheadPoints / e.plainPoints, 6)
+        expect(e.overheadRatio).toBeLessThan(0.05)
       }),
     240_000
   )
