@@ -24,7 +24,11 @@ export const renderSummary = (reports: ReadonlyArray<AccountReport>): string => 
         a.accountName,
         s.outcome === "succeeded" ? a.outcome : s.outcome,
         s.stream,
-        s.kind === "none" ? `up to date (full pass due ${s.nextFullPassAt?.toISOString() ?? "-"})` : `${s.kind}${s.resumed ? " (resumed)" : ""}`,
+        s.kind === "none"
+          ? s.nextIncrementalAt
+            ? `up to date (events flow; incremental due ${s.nextIncrementalAt.toISOString()})`
+            : `up to date (full pass due ${s.nextFullPassAt?.toISOString() ?? "-"})`
+          : `${s.kind}${s.resumed ? " (resumed)" : ""}`,
         String(c.pages),
         String(c.rows),
         String(c.rowsWritten),

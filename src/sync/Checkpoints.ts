@@ -15,7 +15,8 @@ const CheckpointRow = Schema.Struct({
   pass_started_at: Schema.NullOr(Schema.DateFromSelf),
   high_water_mark: Schema.NullOr(Schema.DateFromSelf),
   last_full_pass_at: Schema.NullOr(Schema.DateFromSelf),
-  full_pass_requested_at: Schema.NullOr(Schema.DateFromSelf)
+  full_pass_requested_at: Schema.NullOr(Schema.DateFromSelf),
+  last_incremental_pass_at: Schema.NullOr(Schema.DateFromSelf)
 })
 
 const toCheckpoint = (r: typeof CheckpointRow.Type): Checkpoint => ({
@@ -28,7 +29,8 @@ const toCheckpoint = (r: typeof CheckpointRow.Type): Checkpoint => ({
   passStartedAt: r.pass_started_at,
   highWaterMark: r.high_water_mark,
   lastFullPassAt: r.last_full_pass_at,
-  fullPassRequestedAt: r.full_pass_requested_at
+  fullPassRequestedAt: r.full_pass_requested_at,
+  lastIncrementalPassAt: r.last_incremental_pass_at
 })
 
 const CountRow = Schema.Struct({ n: Schema.Number })
@@ -83,7 +85,7 @@ export const CheckpointsLive = Layer.effect(
       Result: CheckpointRow,
       execute: ({ accountId, stream }) => sql`
         SELECT pass_kind, partition, position, anchors, shifted, tracks_seen, pass_started_at, high_water_mark, last_full_pass_at,
-          full_pass_requested_at
+          full_pass_requested_at, last_incremental_pass_at
         FROM sync_checkpoints WHERE account_id = ${accountId} AND stream = ${stream}`
     })
     const readOnce = (accountId: string, stream: string) => Effect.map(rowsOrDie(find({ accountId, stream })), Option.map(toCheckpoint))
@@ -125,7 +127,8 @@ export const CheckpointsLive = Layer.effect(
       kind === "incremental"
         ? Effect.asVoid(sql`
             UPDATE sync_checkpoints SET pass_kind = NULL, position = NULL, anchors = NULL, shifted = false,
-              high_water_mark = GREATEST(high_water_mark, LEAST(${highWaterMark}::timestamptz, pass_started_at)), updated_at = now()
+              high_water_mark = GREATEST(high_water_mark, LEAST(${highWaterMark}::timestamptz, pass_started_at)),
+              last_incremental_pass_at = pass_started_at, updated_at = now()
             WHERE account_id = ${accountId} AND stream = ${stream}`)
         : Effect.zipRight(
             sql`DELETE FROM sync_pass_seen WHERE account_id = ${accountId} AND stream = ${stream}`,

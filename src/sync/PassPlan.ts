@@ -9,8 +9,11 @@ export type Mode = "sync" | "backfill"
 export type PassDecision =
   | { readonly _tag: "Full"; readonly reason: "backfill" | "first" | "resume" | "due" | "requested" }
   | { readonly _tag: "Incremental"; readonly pass: IncrementalPass; readonly since: Date }
-  /** A stream with no incremental access whose full pass is not due yet. */
-  | { readonly _tag: "UpToDate"; readonly nextFullPassAt: Date }
+  /**
+   * A stream with no incremental access whose full pass is not due yet, or (`nextIncrementalAt`) one whose change
+   * events flow and whose last incremental pass is recent enough.
+   */
+  | { readonly _tag: "UpToDate"; readonly nextFullPassAt: Date; readonly nextIncrementalAt?: Date }
 
 export interface PassInput {
   readonly mode: Mode
@@ -20,6 +23,8 @@ export interface PassInput {
   readonly fullPassEvery: Duration.Duration
   /** How far before the mark an incremental pass starts reading (clock skew, same-second updates). */
   readonly overlap: Duration.Duration
+  /** The stream's change events flow: an incremental pass is needed only this long after the last one. */
+  readonly incrementalEveryWithEvents?: Duration.Duration
 }
 
 /**
@@ -37,6 +42,11 @@ export const decidePass = (input: PassInput): PassDecision => {
   const nextFullPassAt = lastFull + Duration.toMillis(input.fullPassEvery)
   if (input.nowMs >= nextFullPassAt) return { _tag: "Full", reason: "due" }
   if (checkpoint.fullPassRequestedAt !== null && checkpoint.fullPassRequestedAt.getTime() > lastFull) return { _tag: "Full", reason: "requested" }
+  const lastIncremental = checkpoint.lastIncrementalPassAt?.getTime()
+  if (input.incrementalEveryWithEvents !== undefined && lastIncremental !== undefined) {
+    const nextIncrementalAt = lastIncremental + Duration.toMillis(input.incrementalEveryWithEvents)
+    if (input.nowMs < nextIncrementalAt) return { _tag: "UpToDate", nextFullPassAt: new Date(nextFullPassAt), nextIncrementalAt: new Date(nextIncrementalAt) }
+  }
   const mark = checkpoint.highWaterMark?.getTime() ?? lastFull
   const since = new Date(mark - Duration.toMillis(input.overlap))
   return Option.match(input.incremental.plan(since), {

@@ -1,10 +1,11 @@
-import { Clock, Context, Effect, type Exit, Layer, Metric, Ref, Stream } from "effect"
+import { Clock, Context, Duration, Effect, type Exit, Layer, Metric, Ref, Stream } from "effect"
 import { CostBudget } from "../api/CostBudget.js"
 import type { AccountCredentials } from "../api/ServiceClient.js"
 import type { AccessTokenError } from "../auth/errors.js"
 import { DatabaseTopology } from "../db/Database.js"
 import * as Metrics from "../observability/metrics.js"
 import { Checkpoints } from "./Checkpoints.js"
+import { EventQueue } from "./events/EventQueue.js"
 import type { PageSummary } from "./Incremental.js"
 import type { Page, PassKind } from "./model.js"
 import { pageBatches, Pager } from "./Pager.js"
@@ -28,6 +29,8 @@ export interface StreamReport {
   readonly error?: string
   /** A stream that waits for its full pass: when it is due. */
   readonly nextFullPassAt?: Date
+  /** A stream whose change events flow: when its next incremental pass is due. */
+  readonly nextIncrementalAt?: Date
 }
 
 export interface StreamRunRequest {
@@ -69,17 +72,26 @@ export const StreamRunLive = Layer.effect(
     // on a single-session database statements must never overlap: no page is fetched while another lands
     const prefetch = !(yield* DatabaseTopology).singleSession
 
+    const events = yield* EventQueue
+    /** The stream's change events flow for the account: one arrived within SYNC_INCREMENTAL_EVERY_WITH_EVENTS. */
+    const eventsFlow = (accountId: string, stream: AnyStream, now: number) =>
+      stream.topic === undefined || Duration.toMillis(settings.incrementalEveryWithEvents) <= 0
+        ? Effect.succeed(false)
+        : Effect.map(Effect.orDie(events.lastReceived(accountId, stream.topic)), (at) => at !== null && now - at.getTime() < Duration.toMillis(settings.incrementalEveryWithEvents))
+
     const run = ({ credentials, stream, mode, restart }: StreamRunRequest) =>
       Effect.gen(function* () {
         const { accountId } = credentials
         const now = yield* Clock.currentTimeMillis
+        const withEvents = yield* eventsFlow(accountId, stream, now)
         const decision = decidePass({
           mode,
           incremental: stream.incremental,
           checkpoint: yield* Effect.orDie(checkpoints.read(accountId, stream.name)),
           nowMs: now,
           fullPassEvery: fullPassCadence(settings, stream),
-          overlap: settings.incrementalOverlap
+          overlap: settings.incrementalOverlap,
+          ...(withEvents ? { incrementalEveryWithEvents: settings.incrementalEveryWithEvents } : {})
         })
         if (decision._tag === "UpToDate") {
           const report: StreamReport = {
@@ -88,7 +100,8 @@ export const StreamRunLive = Layer.effect(
             outcome: "up-to-date",
             resumed: false,
             counts: zeroCounts,
-            nextFullPassAt: decision.nextFullPassAt
+            nextFullPassAt: decision.nextFullPassAt,
+            ...(decision.nextIncrementalAt ? { nextIncrementalAt: decision.nextIncrementalAt } : {})
           }
           return { report, classified: { outcome: "succeeded" } } satisfies StreamRunResult
         }

@@ -20,9 +20,9 @@ import { WarehouseLive } from "./Warehouse.js"
  */
 export const makeSyncEngine = (budget: Layer.Layer<CostBudget> = CostBudgetLive) =>
   Layer.mergeAll(SyncRunnerLive, EventConsumerLive).pipe(
-    Layer.provideMerge(Layer.mergeAll(StreamRunLive, EventQueueLive, EventSettings.layer)),
+    Layer.provideMerge(Layer.mergeAll(StreamRunLive, EventSettings.layer)),
     Layer.provideMerge(PassEndLive),
-    Layer.provideMerge(Layer.mergeAll(WarehouseLive, PagerLive, RunsLive, AccountLocksLive)),
+    Layer.provideMerge(Layer.mergeAll(WarehouseLive, PagerLive, RunsLive, AccountLocksLive, EventQueueLive)),
     Layer.provideMerge(CheckpointsLive),
     Layer.provideMerge(ServiceClientLive),
     Layer.provideMerge(budget)

@@ -11,6 +11,11 @@ export interface SyncSettingsShape {
   readonly incrementalOverlap: Duration.Duration
   /** Which streams, with which fields, on which cadence. */
   readonly streams: StreamSelection
+  /**
+   * While a stream's change events flow for an account (one arrived within this time), `sync` runs its incremental
+   * pass only when the last one is older than this: the events keep it fresh, the pass reconciles. 0: always.
+   */
+  readonly incrementalEveryWithEvents: Duration.Duration
 }
 
 export const SyncSettingsConfig = Config.all({
@@ -20,7 +25,8 @@ export const SyncSettingsConfig = Config.all({
   ),
   fullPassEvery: Config.duration("SYNC_FULL_PASS_EVERY").pipe(Config.withDefault(Duration.days(1))),
   incrementalOverlap: Config.duration("SYNC_INCREMENTAL_OVERLAP").pipe(Config.withDefault(Duration.minutes(5))),
-  streams: StreamSelectionConfig()
+  streams: StreamSelectionConfig(),
+  incrementalEveryWithEvents: Config.duration("SYNC_INCREMENTAL_EVERY_WITH_EVENTS").pipe(Config.withDefault(Duration.hours(1)))
 })
 
 /** A stream's full-pass cadence: its SYNC_FULL_PASS_EVERY_<STREAM>, else its definition's, else SYNC_FULL_PASS_EVERY. */

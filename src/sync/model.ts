@@ -22,6 +22,8 @@ export interface Checkpoint {
   readonly lastFullPassAt: Date | null
   /** A change event asked for a full pass (a record it could not read otherwise) at this time. */
   readonly fullPassRequestedAt: Date | null
+  /** When the last completed incremental pass started. */
+  readonly lastIncrementalPassAt: Date | null
 }
 
 /** One node as the service sent it: `node` checked against the stream's Schema (or decoded from `raw`). */

@@ -70,6 +70,8 @@ export class EventQueue extends Context.Tag("account-sync/EventQueue")<
     readonly depth: () => Effect.Effect<ReadonlyArray<{ readonly accountId: string; readonly waiting: number }>, SqlError.SqlError>
     readonly status: () => Effect.Effect<ReadonlyArray<AccountEvents>, SqlError.SqlError>
     readonly unmatched: () => Effect.Effect<ReadonlyArray<UnmatchedAccount>, SqlError.SqlError>
+    /** When the account's latest event with a topic of this prefix (`JOB`: JOB_*) arrived, if any did. */
+    readonly lastReceived: (accountId: string, topicPrefix: string) => Effect.Effect<Date | null, SqlError.SqlError>
   }
 >() {}
 
@@ -122,6 +124,13 @@ export const EventQueueLive = Layer.effect(
         SELECT sent_account_id, count(*)::int AS events, max(received_at) AS last_received_at FROM webhook_events
         WHERE state = 'unmatched' GROUP BY sent_account_id ORDER BY max(received_at) DESC`
     })
+    const lastReceived = SqlSchema.findAll({
+      Request: Schema.Struct({ accountId: Schema.String, pattern: Schema.String }),
+      Result: Schema.Struct({ received_at: Schema.DateFromSelf }),
+      execute: ({ accountId, pattern }) => sql`
+        SELECT received_at FROM webhook_events WHERE account_id = ${accountId} AND topic LIKE ${pattern}
+        ORDER BY received_at DESC LIMIT 1`
+    })
     return EventQueue.of(
       retryingOnConnectionLoss({
         accountsDue: (now: Date) => Effect.map(rowsOrDie(accountsDue(now)), (rows) => rows.map((r) => r.account_id)),
@@ -153,6 +162,8 @@ export const EventQueueLive = Layer.effect(
               })
             )
           ),
+        lastReceived: (accountId: string, topicPrefix: string) =>
+          Effect.map(rowsOrDie(lastReceived({ accountId, pattern: `${topicPrefix.replace(/[\\%_]/g, (c) => `\\${c}`)}\\_%` })), (rows) => rows[0]?.received_at ?? null),
         unmatched: () =>
           Effect.map(rowsOrDie(unmatched(undefined)), (rows) =>
             rows.map((r) => ({ sentAccountId: r.sent_account_id, events: r.events, lastReceivedAt: r.last_received_at }))

@@ -19,6 +19,7 @@ const checkpoint = (c: Partial<Checkpoint>): Option.Option<Checkpoint> =>
     highWaterMark: at(2 * hour),
     lastFullPassAt: at(3 * hour),
     fullPassRequestedAt: null,
+    lastIncrementalPassAt: at(hour / 2),
     ...c
   })
 
@@ -44,7 +45,11 @@ describe("decidePass", () => {
     ["no incremental access, due: full", { incremental: fullPassesOnly, fullPassEvery: Duration.hours(1) }, "Full:due"],
     ["a change event asked for a full pass after the last one: full", { checkpoint: checkpoint({ fullPassRequestedAt: at(hour) }) }, "Full:requested"],
     ["...also without incremental access", { incremental: fullPassesOnly, checkpoint: checkpoint({ fullPassRequestedAt: at(hour) }) }, "Full:requested"],
-    ["a request the last full pass answered: incremental", { checkpoint: checkpoint({ fullPassRequestedAt: at(4 * hour) }) }, "Incremental"]
+    ["a request the last full pass answered: incremental", { checkpoint: checkpoint({ fullPassRequestedAt: at(4 * hour) }) }, "Incremental"],
+    ["events flow and the last incremental pass is recent: up to date", { incrementalEveryWithEvents: Duration.hours(1) }, "UpToDate"],
+    ["events flow, the last incremental pass is older than the cadence: incremental", { incrementalEveryWithEvents: Duration.minutes(20) }, "Incremental"],
+    ["events flow, but the full pass is due: full", { incrementalEveryWithEvents: Duration.hours(1), fullPassEvery: Duration.hours(3) }, "Full:due"],
+    ["events flow, no incremental pass yet: incremental", { incrementalEveryWithEvents: Duration.hours(1), checkpoint: checkpoint({ lastIncrementalPassAt: null }) }, "Incremental"]
   ]
   for (const [name, input, expected] of cases) {
     it(name, () => {

@@ -28,7 +28,7 @@ const proxy = serviceProxy({
 })
 
 const harness = syncHarness(
-  { accounts: 1, jobs: 300 },
+  { accounts: 1, jobs: 300, limits: { maxPoints: 100_000, restoreRate: 1_000_000 } },
   { serviceUrl: proxy, env: { EVENTS_MAX_ATTEMPTS: "2", EVENTS_RETRY_BASE: "0 seconds" } }
 )
 
@@ -96,6 +96,26 @@ layer(harness, { timeout: 60_000, excludeTestServices: true })("the change-event
       const sql = yield* SqlClient.SqlClient
       const [row] = yield* sql<{ attempts: number }>`SELECT max(attempts)::int AS attempts FROM webhook_events WHERE state = 'failed'`
       expect(row!.attempts).toBe(2)
+    })
+  )
+
+  it.effect("while a stream's events flow, sync runs its incremental pass only every SYNC_INCREMENTAL_EVERY_WITH_EVENTS", () =>
+    Effect.gen(function* () {
+      const { accounts } = yield* TestEmulator
+      const accountId = accounts[0]!.accountId
+      const runner = yield* SyncRunner
+      // events of jobs arrived minutes ago (the tests above): the first incremental pass runs, the next waits
+      const [first] = yield* runner.run({ mode: "sync" })
+      expect(first!.streams.find((s) => s.stream === "jobs")).toMatchObject({ kind: "incremental", outcome: "succeeded" })
+      const [second] = yield* runner.run({ mode: "sync" })
+      const jobsReport = second!.streams.find((s) => s.stream === "jobs")!
+      expect(jobsReport).toMatchObject({ kind: "none", outcome: "up-to-date" })
+      expect(jobsReport.nextIncrementalAt!.getTime() - Date.now()).toBeGreaterThan(55 * 60_000)
+      // no event for an hour: the stream is polled as usual
+      const sql = yield* SqlClient.SqlClient
+      yield* sql`UPDATE webhook_events SET received_at = received_at - interval '2 hours' WHERE account_id = ${accountId}`
+      const [third] = yield* runner.run({ mode: "sync" })
+      expect(third!.streams.find((s) => s.stream === "jobs")).toMatchObject({ kind: "incremental", outcome: "succeeded" })
     })
   )
 })
