@@ -3,6 +3,7 @@ import { Console, Effect, Layer } from "effect"
 import { AuthLayer } from "./app.js"
 import { alignedTable } from "./table.js"
 import { type Connection, Connections } from "../auth/Connections.js"
+import { type AccountEvents, EventQueue, EventQueueLive, type UnmatchedAccount } from "../sync/events/EventQueue.js"
 import { type StreamState, StreamStatus, StreamStatusLive } from "../sync/StreamStatus.js"
 import { SyncSettings } from "../sync/SyncSettings.js"
 
@@ -53,6 +54,7 @@ export const streamJson = (s: StreamState) => ({
   inProgress: s.inProgress ? { ...s.inProgress, startedAt: iso(s.inProgress.startedAt) } : null,
   lastFullPassAt: iso(s.lastFullPassAt),
   nextFullPassAt: iso(s.nextFullPassAt),
+  fullPassRequested: s.fullPassRequested,
   highWaterMark: iso(s.highWaterMark),
   lastRun: s.lastRun ? { ...s.lastRun, startedAt: s.lastRun.startedAt.toISOString(), finishedAt: iso(s.lastRun.finishedAt) } : null
 })
@@ -70,12 +72,46 @@ export const streamsTable = (states: ReadonlyArray<StreamState>): string => {
     String(s.lastRun?.costPoints ?? "-"),
     s.inProgress ? `${s.inProgress.kind} pass at row ${s.inProgress.position}` : "-",
     iso(s.lastFullPassAt) ?? "never",
-    iso(s.nextFullPassAt) ?? "now",
+    s.fullPassRequested ? "now (asked by a change event)" : (iso(s.nextFullPassAt) ?? "now"),
     iso(s.highWaterMark) ?? "-",
     s.lastRun?.error ?? ""
   ])
   return alignedTable([header, ...rows])
 }
+
+/** An account's change events as `status --json` prints them. */
+export const eventsJson = (e: AccountEvents | undefined) =>
+  e === undefined
+    ? null
+    : {
+        waiting: e.waiting,
+        oldestWaitingSince: iso(e.oldestWaitingSince),
+        lastApplied: e.lastApplied ? { ...e.lastApplied, appliedAt: e.lastApplied.appliedAt.toISOString() } : null,
+        failed: e.failed,
+        deferred: e.deferred,
+        lastError: e.lastError
+      }
+
+/** A plain-text table: each account's change events (waiting, last applied, failed). */
+export const eventsTable = (events: ReadonlyArray<AccountEvents>): string =>
+  alignedTable([
+    ["ACCOUNT", "EVENTS WAITING", "OLDEST WAITING", "LAST APPLIED", "FAILED", "DEFERRED", "LAST ERROR"],
+    ...events.map((e) => [
+      e.accountId,
+      String(e.waiting),
+      iso(e.oldestWaitingSince) ?? "-",
+      e.lastApplied ? `${e.lastApplied.appliedAt.toISOString()} ${e.lastApplied.topic} ${e.lastApplied.itemId}` : "never",
+      String(e.failed),
+      String(e.deferred),
+      e.lastError ?? ""
+    ])
+  ])
+
+/** Deliveries for account ids no connection matches: recorded and shown, never refused to the service. */
+export const unmatchedLines = (unmatched: ReadonlyArray<UnmatchedAccount>): string =>
+  unmatched
+    .map((u) => `${u.events} webhook event(s) for account ${u.sentAccountId}, which matches no connection (last ${u.lastReceivedAt.toISOString()})`)
+    .join("\n")
 
 const json = Options.boolean("json").pipe(Options.withDescription("Print the connections as JSON"))
 
@@ -84,11 +120,21 @@ export const statusCommand = Command.make("status", { json }, ({ json }) =>
     const all = yield* (yield* Connections).list()
     const settings = yield* SyncSettings
     const streams = yield* (yield* StreamStatus).list(settings.streams.catalog)
+    const queue = yield* EventQueue
+    const events = yield* queue.status()
+    const unmatched = yield* queue.unmatched()
     if (json) {
-      const out = all.map((c) => ({ ...connectionJson(c), streams: streams.filter((s) => s.accountId === c.accountId).map(streamJson) }))
-      return yield* Console.log(JSON.stringify(out, null, 2))
+      const connections = all.map((c) => ({
+        ...connectionJson(c),
+        streams: streams.filter((s) => s.accountId === c.accountId).map(streamJson),
+        events: eventsJson(events.find((e) => e.accountId === c.accountId))
+      }))
+      const unmatchedEvents = unmatched.map((u) => ({ ...u, lastReceivedAt: u.lastReceivedAt.toISOString() }))
+      return yield* Console.log(JSON.stringify({ connections, unmatchedEvents }, null, 2))
     }
     yield* Console.log(connectionsTable(all))
     if (streams.length > 0) yield* Console.log(`\n${streamsTable(streams)}`)
-  }).pipe(Effect.provide(StreamStatusLive.pipe(Layer.provideMerge(SyncSettings.layer), Layer.provideMerge(AuthLayer))))
-).pipe(Command.withDescription("Show every connection (status, reason, token expiry, last run) and every stream of each: last run, pass in progress, full passes, high-water mark."))
+    if (events.some((e) => e.waiting + e.failed + e.deferred > 0 || e.lastApplied !== null)) yield* Console.log(`\n${eventsTable(events)}`)
+    if (unmatched.length > 0) yield* Console.log(`\n${unmatchedLines(unmatched)}`)
+  }).pipe(Effect.provide(Layer.mergeAll(StreamStatusLive, EventQueueLive).pipe(Layer.provideMerge(SyncSettings.layer), Layer.provideMerge(AuthLayer))))
+).pipe(Command.withDescription("Show every connection (status, reason, token expiry, last run), every stream of each (last run, pass in progress, full passes, high-water mark), their change events (waiting, last applied, failed) and events for accounts no connection matches."))

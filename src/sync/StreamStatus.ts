@@ -27,6 +27,8 @@ export interface StreamState {
   readonly lastFullPassAt: Date | null
   /** When `sync` next runs a full pass of it (the last one's start plus the stream's cadence). */
   readonly nextFullPassAt: Date | null
+  /** A change event named a record only a full pass can bring: the next `sync` runs one. */
+  readonly fullPassRequested: boolean
   /** The newest update time landed (service time): an incremental pass reads from here minus the overlap. */
   readonly highWaterMark: Date | null
   readonly lastRun: StreamRunStatus | null
@@ -40,6 +42,7 @@ const Row = Schema.Struct({
   pass_started_at: Schema.NullOr(Schema.DateFromSelf),
   last_full_pass_at: Schema.NullOr(Schema.DateFromSelf),
   high_water_mark: Schema.NullOr(Schema.DateFromSelf),
+  full_pass_requested_at: Schema.NullOr(Schema.DateFromSelf),
   kind: Schema.NullOr(Schema.String),
   outcome: Schema.NullOr(Schema.String),
   started_at: Schema.NullOr(Schema.DateFromSelf),
@@ -67,7 +70,7 @@ export const StreamStatusLive = Layer.effect(
       Request: Schema.Array(Schema.String),
       Result: Row,
       execute: (names) => sql`
-        SELECT c.account_id, s.stream, k.pass_kind, k.position, k.pass_started_at, k.last_full_pass_at, k.high_water_mark,
+        SELECT c.account_id, s.stream, k.pass_kind, k.position, k.pass_started_at, k.last_full_pass_at, k.high_water_mark, k.full_pass_requested_at,
           r.kind, r.outcome, r.started_at, r.finished_at, r.rows, r.rows_written, r.rows_deleted,
           r.cost_points::text AS cost_points, r.overhead_points::text AS overhead_points, r.error
         FROM connections c
@@ -89,6 +92,7 @@ export const StreamStatusLive = Layer.effect(
             lastFullPassAt: r.last_full_pass_at,
             nextFullPassAt: r.last_full_pass_at === null ? null : new Date(r.last_full_pass_at.getTime() + Duration.toMillis(fullPassCadence(settings, stream))),
             highWaterMark: r.high_water_mark,
+            fullPassRequested: r.full_pass_requested_at !== null && (r.last_full_pass_at === null || r.full_pass_requested_at > r.last_full_pass_at),
             lastRun:
               r.kind === null || r.outcome === null || r.started_at === null
                 ? null

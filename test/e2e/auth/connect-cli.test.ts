@@ -119,7 +119,7 @@ layer(Stack, { excludeTestServices: true })("connect, status and disconnect comm
 
       const status = yield* runCli(["status", "--json"], env)
       expect(status.code).toBe(0)
-      const rows = JSON.parse(status.stdout) as Array<{ accountId: string; status: string; tokenExpiresAt: string | null }>
+      const rows = (JSON.parse(status.stdout) as { connections: Array<{ accountId: string; status: string; tokenExpiresAt: string | null }> }).connections
       expect(rows.map((r) => [r.accountId, r.status]).sort()).toEqual([[a!.accountId, "active"], [b!.accountId, "active"]].sort())
       expect(rows.every((r) => r.tokenExpiresAt !== null)).toBe(true)
 

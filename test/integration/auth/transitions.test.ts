@@ -116,7 +116,7 @@ layer(Stack, { excludeTestServices: true })("every spec transition that ends tok
       // what the operator sees: `status --json` from the CLI with the corrected configuration
       const cli = yield* runCli(["status", "--json"], corrected)
       expect(cli.code).toBe(0)
-      const rows = new Map((JSON.parse(cli.stdout) as Array<{ accountId: string; status: string; reason: string | null }>).map((r) => [r.accountId, r]))
+      const rows = new Map((JSON.parse(cli.stdout) as { connections: Array<{ accountId: string; status: string; reason: string | null }> }).connections.map((r) => [r.accountId, r]))
       const all = yield* ids
       expect(all.map((id) => rows.get(id)?.status)).toEqual(["disconnected", "disconnected", "revoked", "revoked", "revoked", "revoked"])
       yield* assertNoSecretsIn([cli.stdout, cli.stderr], [clientSecret, Redacted.value(settings.clientSecret)])

@@ -2,6 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { estimateQueryCost } from "../../../../src/api/costEstimate.js"
+import { eventsJson, eventsTable } from "../../../../src/cli/status.js"
 import { EventConsumer } from "../../../../src/sync/events/EventConsumer.js"
 import { EventQueue } from "../../../../src/sync/events/EventQueue.js"
 import { streamNamed } from "../../../../src/sync/streams/index.js"
@@ -73,7 +74,9 @@ layer(harness, { timeout: 60_000, excludeTestServices: true })("the change-event
 
       const [status] = (yield* (yield* EventQueue).status()).filter((s) => s.accountId === accountId)
       expect(status).toMatchObject({ waiting: 0, failed: 0 })
-      expect(status!.lastApplied).not.toBeNull()
+      expect(status!.lastApplied!.topic).toMatch(/^JOB_/)
+      expect(eventsTable([status!])).toMatch(new RegExp(`${accountId}\\s+0\\s+-\\s+\\d{4}-\\S+ JOB_`))
+      expect(eventsJson(status)).toMatchObject({ waiting: 0, failed: 0, lastApplied: { topic: expect.stringMatching(/^JOB_/) } })
       // applied events are not applied again
       expect((yield* (yield* EventConsumer).drain(accountId)).applied).toBe(0)
     })
