@@ -8,6 +8,7 @@ import { queryCommand } from "./query.js"
 import { serveCommand } from "./serve.js"
 import { statusCommand } from "./status.js"
 import { syncCommand } from "./sync.js"
+import { webhooksCommand } from "./webhooks.js"
 
 /** The subcommands by name (the README test checks every invocation it shows against them). */
 export const commands = {
@@ -19,6 +20,7 @@ export const commands = {
   disconnect: disconnectCommand,
   migrate: migrateCommand,
   query: queryCommand,
+  webhooks: webhooksCommand,
   emulator: emulatorCommand
 } as const
 

@@ -4,14 +4,23 @@ import { gql } from "graphql-tag"
 import { allDocuments } from "../../../src/api/documents.js"
 import { estimateQueryCost } from "../../../src/api/costEstimate.js"
 import { serviceSchema } from "../../../src/api/serviceSchema.js"
-import { allStreams } from "../../../src/sync/streams/index.js"
-import { streamNamed } from "../../../src/sync/streams/index.js"
+import { WebhookSubscriptionCreateMutation, WebhookSubscriptionsQuery } from "../../../src/sync/events/Subscriptions.js"
+import { allStreams, definedStreams, streamNamed } from "../../../src/sync/streams/index.js"
 
 const jobsStream = streamNamed("jobs")
 
 const documents = {
   ...allDocuments,
-  ...Object.fromEntries(allStreams.map((s) => [`${s.name} page`, s.document]))
+  ...Object.fromEntries(
+    [...new Set([...allStreams, ...definedStreams])].flatMap((s) => [
+      [`${s.name}/${s.document.loc?.source.body.length} page`, s.document],
+      [`${s.name}/${s.document.loc?.source.body.length} ids`, s.idsDocument],
+      [`${s.name}/${s.document.loc?.source.body.length} count`, s.countDocument],
+      ...s.children.map((c) => [`${s.name}/${s.document.loc?.source.body.length} ${c.field} follow-up`, c.followUpDocument] as const)
+    ])
+  ),
+  WebhookSubscriptionsQuery,
+  WebhookSubscriptionCreateMutation
 }
 
 describe("documents", () => {
