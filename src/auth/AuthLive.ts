@@ -3,7 +3,7 @@ import { GraphqlTransportLive } from "../api/GraphqlTransport.js"
 import { AccessTokensLive } from "./AccessTokens.js"
 import { AccountApiLive } from "./AccountApi.js"
 import { ConnectionsLive } from "./Connections.js"
-import { DisconnectEventsLive } from "./DisconnectEvents.js"
+import { EventInboxLive } from "./EventInbox.js"
 import { OAuthFlowLive } from "./OAuthFlow.js"
 import { PendingFlowsLive } from "./PendingFlows.js"
 import { TokenCipherLive } from "./TokenCipher.js"
@@ -14,7 +14,7 @@ import { TokenStoreLive } from "./TokenStore.js"
  * Every auth service, over the OAuthClient, the TokenKey, a database (SqlClient), the ServiceEndpoint and an
  * HttpClient, all supplied by the caller (the application is assembled in cli/app.ts).
  */
-export const AuthServicesLive = Layer.mergeAll(OAuthFlowLive, DisconnectEventsLive, AccessTokensLive).pipe(
+export const AuthServicesLive = Layer.mergeAll(OAuthFlowLive, EventInboxLive, AccessTokensLive).pipe(
   Layer.provideMerge(
     Layer.mergeAll(
       TokenEndpointLive,

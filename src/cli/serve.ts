@@ -1,6 +1,7 @@
 import { Command, Options } from "@effect/cli"
 import { Effect, Layer, Option } from "effect"
-import { AuthLayer } from "./app.js"
+import { SyncLayer } from "./app.js"
+import { EventConsumer } from "../sync/events/EventConsumer.js"
 import { OAuthClient } from "../auth/OAuthClient.js"
 import { HttpServerConfig } from "../config.js"
 import { authServer } from "../http/Server.js"
@@ -18,6 +19,8 @@ export const serveCommand = Command.make("serve", { port, host }, (options) =>
       host: Option.getOrElse(options.host, () => fromEnv.host),
       redirectPath: new URL(settings.redirectUri).pathname
     }
+    // the change events the inbox records are applied beside the server, for as long as it runs
+    yield* Effect.forkScoped((yield* EventConsumer).run)
     return yield* Layer.launch(authServer(listen)).pipe(
       Effect.catchTag("ServeError", (e) =>
         Effect.fail(
@@ -28,9 +31,9 @@ export const serveCommand = Command.make("serve", { port, host }, (options) =>
         )
       )
     )
-  }).pipe(Effect.provide(AuthLayer))
+  }).pipe(Effect.scoped, Effect.provide(SyncLayer))
 ).pipe(
   Command.withDescription(
-    "Serve /oauth/start, /oauth/callback (connect accounts in a browser), /webhooks (APP_DISCONNECT), /healthz and /readyz."
+    "Serve /oauth/start, /oauth/callback (connect accounts in a browser), /webhooks (every change event, applied in the background; APP_DISCONNECT), /healthz, /readyz and /metrics."
   )
 )

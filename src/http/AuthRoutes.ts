@@ -1,7 +1,7 @@
 import { HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
-import { DisconnectEvents, signatureHeader } from "../auth/DisconnectEvents.js"
+import { EventInbox, signatureHeader } from "../auth/EventInbox.js"
 import type { AuthorizationError } from "../auth/errors.js"
 import { callbackParams, OAuthFlow } from "../auth/OAuthFlow.js"
 import { page } from "./Pages.js"
@@ -58,10 +58,10 @@ const callback = Effect.gen(function* () {
   )
 })
 
-/** `POST /webhooks`: verified over the raw body bytes, recorded once, applied once; 2xx only when stored. */
+/** `POST /webhooks`: verified over the raw body bytes, recorded once (the change it names is applied by the consumer); 2xx only when stored. */
 const webhooks = Effect.gen(function* () {
   const request = yield* HttpServerRequest.HttpServerRequest
-  const events = yield* DisconnectEvents
+  const events = yield* EventInbox
   // an event is a few hundred bytes: refuse anything large before reading it
   const body = yield* HttpIncomingMessage.withMaxBodySize(request.arrayBuffer, Option.some(64 * 1024))
   const header = request.headers[signatureHeader]

@@ -3,7 +3,7 @@ import { expect, layer } from "@effect/vitest"
 import { Effect, Layer, Option, Redacted } from "effect"
 import * as crypto from "node:crypto"
 import { Connections, ConnectionsLive } from "../../../src/auth/Connections.js"
-import { DisconnectEvents, DisconnectEventsLive } from "../../../src/auth/DisconnectEvents.js"
+import { EventInbox, EventInboxLive } from "../../../src/auth/EventInbox.js"
 import { TokenCipherLive } from "../../../src/auth/TokenCipher.js"
 import { TokenStore, TokenStoreLive } from "../../../src/auth/TokenStore.js"
 import { TestDatabaseLive } from "../../support/database.js"
@@ -15,7 +15,7 @@ import { TokenKey } from "../../../src/auth/TokenKey.js"
 const env = offlineEnv()
 const secret = env.SERVICE_CLIENT_SECRET!
 const settingsLayer = Layer.mergeAll(OAuthClient.layer, TokenKey.layer).pipe(Layer.provide(withEnv(env)))
-const Stack = DisconnectEventsLive.pipe(
+const Stack = EventInboxLive.pipe(
   Layer.provideMerge(ConnectionsLive),
   Layer.provideMerge(TokenStoreLive),
   Layer.provideMerge(TokenCipherLive),
@@ -47,7 +47,7 @@ const state = (accountId: string) =>
 layer(Stack)("APP_DISCONNECT webhook (verification and idempotency)", (it) => {
   it.effect("forged, unsigned, wrongly signed, re-serialized and malformed bodies change nothing", () =>
     Effect.gen(function* () {
-      const events = yield* DisconnectEvents
+      const events = yield* EventInbox
       const sql = yield* SqlClient.SqlClient
       yield* connect("acc-w1")
       const raw = body("acc-w1")
@@ -77,7 +77,7 @@ layer(Stack)("APP_DISCONNECT webhook (verification and idempotency)", (it) => {
 
   it.effect("a valid APP_DISCONNECT delivered three times is applied once", () =>
     Effect.gen(function* () {
-      const events = yield* DisconnectEvents
+      const events = yield* EventInbox
       const sql = yield* SqlClient.SqlClient
       yield* connect("acc-w2")
       const raw = body("acc-w2", "2030-02-02T10:00:00Z")
@@ -94,13 +94,44 @@ layer(Stack)("APP_DISCONNECT webhook (verification and idempotency)", (it) => {
     })
   )
 
-  it.effect("unknown topics are acknowledged and recorded, not applied", () =>
+  it.effect("a change event is recorded for the consumer (pending, not before its second has passed), and applied by nothing here", () =>
     Effect.gen(function* () {
-      const events = yield* DisconnectEvents
+      const events = yield* EventInbox
+      const sql = yield* SqlClient.SqlClient
       yield* connect("acc-w3")
       const raw = body("acc-w3", "2030-03-03T00:00:00Z", "JOB_UPDATE")
-      expect(yield* events.receive(raw, sign(raw))).toMatchObject({ _tag: "Ignored", topic: "JOB_UPDATE" })
+      expect(yield* events.receive(raw, sign(raw))).toMatchObject({ _tag: "Queued", topic: "JOB_UPDATE", accountId: "acc-w3" })
+      expect((yield* events.receive(raw, sign(raw)))._tag).toBe("Duplicate")
       expect(yield* state("acc-w3")).toEqual({ status: "active", hasTokens: true })
+      const rows = yield* sql<{ state: string; item_id: string; next_attempt_at: Date; occurred_at: Date }>`
+        SELECT state, item_id, next_attempt_at, occurred_at FROM webhook_events WHERE account_id = 'acc-w3'`
+      expect(rows).toHaveLength(1)
+      expect(rows[0]).toMatchObject({ state: "pending", item_id: "acc-w3" })
+      expect(rows[0]!.next_attempt_at.getTime()).toBe(rows[0]!.occurred_at.getTime() + 1000)
+    })
+  )
+
+  it.effect("the account id may be the base64 of the account's number: it matches the connection; an unknown one is recorded unmatched", () =>
+    Effect.gen(function* () {
+      const events = yield* EventInbox
+      const sql = yield* SqlClient.SqlClient
+      const b64 = (s: string) => Buffer.from(s).toString("base64")
+      const graphqlId = b64("gid://service/Account/7001")
+      yield* connect(graphqlId)
+      const change = body(b64("7001"), "2030-04-04T00:00:00Z", "CLIENT_UPDATE")
+      expect(yield* events.receive(change, sign(change))).toMatchObject({ _tag: "Queued", accountId: graphqlId })
+      const unknown = body(b64("7999"), "2030-04-04T00:00:00Z", "CLIENT_UPDATE")
+      expect(yield* events.receive(unknown, sign(unknown))).toMatchObject({ _tag: "Unmatched", accountId: b64("7999") })
+      const stored = yield* sql<{ account_id: string | null; sent_account_id: string; state: string }>`
+        SELECT account_id, sent_account_id, state FROM webhook_events WHERE topic = 'CLIENT_UPDATE' ORDER BY sent_account_id`
+      expect(stored).toEqual([
+        { account_id: graphqlId, sent_account_id: b64("7001"), state: "pending" },
+        { account_id: null, sent_account_id: b64("7999"), state: "unmatched" }
+      ])
+      // APP_DISCONNECT in the numeric form disconnects the connection it names
+      const disconnect = body("7001", "2030-04-05T00:00:00Z")
+      expect(yield* events.receive(disconnect, sign(disconnect))).toMatchObject({ _tag: "Applied", changed: true, accountId: graphqlId })
+      expect(yield* state(graphqlId)).toEqual({ status: "disconnected", hasTokens: false })
     })
   )
 })

@@ -1,0 +1,118 @@
+import { SqlClient, type SqlError } from "@effect/sql"
+import { Clock, Context, Effect, Either, Layer, Metric, Schema } from "effect"
+import * as crypto from "node:crypto"
+import * as Metrics from "../observability/metrics.js"
+import { matchAccount } from "./accountIds.js"
+import { Connections } from "./Connections.js"
+import { verifySignature, WebhookMalformed, type WebhookSignatureInvalid } from "./webhookSignature.js"
+import { OAuthClient } from "./OAuthClient.js"
+
+export { signatureHeader, verifySignature, WebhookMalformed, WebhookSignatureInvalid } from "./webhookSignature.js"
+
+const WebHookEvent = Schema.Struct({
+  topic: Schema.String,
+  appId: Schema.String,
+  accountId: Schema.String,
+  itemId: Schema.String,
+  occuredAt: Schema.String
+})
+const decodePayload = Schema.decodeUnknownEither(Schema.parseJson(Schema.Struct({ data: Schema.Struct({ webHookEvent: WebHookEvent }) })))
+
+/**
+ * What became of a delivery: recorded for the consumer (Queued), applied at once (APP_DISCONNECT), recorded for an
+ * account no connection matches (Unmatched: `status` shows it), or already recorded (Duplicate).
+ */
+export type WebhookOutcome =
+  | { readonly _tag: "Queued"; readonly topic: string; readonly accountId: string }
+  | { readonly _tag: "Applied"; readonly topic: string; readonly accountId: string; readonly changed: boolean }
+  | { readonly _tag: "Unmatched"; readonly topic: string; readonly accountId: string }
+  | { readonly _tag: "Duplicate"; readonly topic: string; readonly accountId: string }
+
+/**
+ * serve's `/webhooks`: every delivery verified (HMAC over the raw body), then recorded once in `webhook_events`
+ * (its id is the hash of what it says: a redelivery is the same row) and answered; the re-fetch it asks for is the
+ * consumer's (sync/events), so the answer never waits on the service. APP_DISCONNECT is applied at once.
+ */
+export class EventInbox extends Context.Tag("account-sync/EventInbox")<
+  EventInbox,
+  {
+    readonly receive: (
+      body: Uint8Array,
+      signature: string | undefined
+    ) => Effect.Effect<WebhookOutcome, WebhookSignatureInvalid | WebhookMalformed | SqlError.SqlError>
+  }
+>() {}
+
+/** A change is read again no sooner than a second after it (the event's time has second precision: later changes of that second share its id). */
+const settleMs = 1000
+
+export const EventInboxLive = Layer.effect(
+  EventInbox,
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const settings = yield* OAuthClient
+    const connections = yield* Connections
+
+    const connectedIds = Effect.map(connections.list(), (all) => all.map((c) => c.accountId))
+
+    const receive = (body: Uint8Array, signature: string | undefined) =>
+      Effect.gen(function* () {
+        yield* verifySignature(settings.clientSecret, body, signature)
+        const payload = decodePayload(Buffer.from(body).toString("utf8"))
+        if (Either.isLeft(payload)) {
+          return yield* new WebhookMalformed({ reason: "expected {data:{webHookEvent:{topic,appId,accountId,itemId,occuredAt}}}" })
+        }
+        const event = payload.right.data.webHookEvent
+        const occurredMs = Date.parse(event.occuredAt)
+        if (Number.isNaN(occurredMs)) return yield* new WebhookMalformed({ reason: "occuredAt is not an ISO 8601 time" })
+        const eventId = crypto
+          .createHash("sha256")
+          .update([event.topic, event.appId, event.accountId, event.itemId, event.occuredAt].join("|"))
+          .digest("hex")
+        const receivedMs = yield* Clock.currentTimeMillis
+        const accountId = matchAccount(event.accountId, yield* connectedIds)
+        const disconnect = event.topic === "APP_DISCONNECT"
+        const state = accountId === undefined ? "unmatched" : disconnect ? "applied" : "pending"
+        const outcome = yield* sql.withTransaction(
+          Effect.gen(function* () {
+            const inserted = yield* sql`
+              INSERT INTO webhook_events (event_id, topic, app_id, account_id, sent_account_id, item_id, occurred_at, received_at, state,
+                next_attempt_at, applied_at)
+              VALUES (${eventId}, ${event.topic}, ${event.appId}, ${accountId ?? null}, ${event.accountId}, ${event.itemId}, ${new Date(occurredMs)},
+                ${new Date(receivedMs)}, ${state}, ${new Date(Math.max(receivedMs, occurredMs + settleMs))}, ${state === "applied" ? new Date(receivedMs) : null})
+              ON CONFLICT (event_id) DO NOTHING RETURNING event_id`
+            const base = { topic: event.topic, accountId: accountId ?? event.accountId }
+            if (inserted.length === 0) return { _tag: "Duplicate" as const, ...base }
+            if (accountId === undefined) return { _tag: "Unmatched" as const, ...base }
+            if (!disconnect) return { _tag: "Queued" as const, ...base }
+            const changed = yield* connections.markDisconnected(accountId, `APP_DISCONNECT webhook (${event.occuredAt})`, {
+              occurredAt: new Date(occurredMs)
+            })
+            return { _tag: "Applied" as const, ...base, changed }
+          })
+        )
+        yield* outcome._tag === "Duplicate"
+          ? Metric.increment(Metrics.eventDuplicates)
+          : Metric.increment(Metric.tagged(Metrics.eventsReceived, "topic", event.topic))
+        return outcome
+      }).pipe(
+        Effect.tap((outcome) =>
+          (outcome._tag === "Queued"
+            ? Effect.logDebug(`webhook ${outcome.topic} queued`)
+            : Effect.logInfo(
+                outcome._tag === "Applied"
+                  ? outcome.changed
+                    ? "APP_DISCONNECT: tokens deleted, connection disconnected"
+                    : "APP_DISCONNECT: no connection older than the event; nothing to change"
+                  : outcome._tag === "Duplicate"
+                    ? `webhook ${outcome.topic} already received; acknowledged again`
+                    : `webhook ${outcome.topic} for account ${outcome.accountId}, which matches no connection: recorded (see status)`
+              )
+          ).pipe(Effect.annotateLogs({ accountId: outcome.accountId, topic: outcome.topic }))
+        ),
+        Effect.tapError((e) => (e._tag === "SqlError" ? Effect.logError("webhook could not be stored", e) : Effect.logWarning(e.message)))
+      )
+
+    return EventInbox.of({ receive })
+  })
+)
