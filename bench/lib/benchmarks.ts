@@ -8,7 +8,7 @@ import * as path from "node:path"
 import { estimateQueryCost } from "../../src/api/costEstimate.js"
 import type { CostBudget } from "../../src/api/CostBudget.js"
 import type { Limits } from "../../src/emulator/EmulatorAdmin.js"
-import { streamNamed } from "../../src/sync/streams/index.js"
+import { jobScalarsStream } from "../../src/sync/streams/index.js"
 import { SyncRunner } from "../../src/sync/SyncRunner.js"
 import { CostMeter, meteredCostBudget, reactiveCostBudget } from "./budgets.js"
 import { childEnv, connectAccount, connectorLayer, settingsFor } from "./connector.js"
@@ -17,7 +17,7 @@ import { BenchError } from "./errors.js"
 import type { EmulatorProcess } from "./emulatorProcess.js"
 import { runConnectorChild } from "./processes.js"
 
-const jobsStream = streamNamed("jobs")
+const jobsStream = jobScalarsStream
 
 /** Cost the service requests for one full page of the jobs stream (`first: 100`), computed as the service does. */
 export const fullPageCost = (first = jobsStream.maxPageSize) =>

@@ -3,9 +3,9 @@ import { Effect } from "effect"
 import * as crypto from "node:crypto"
 import type { EmulatorAdmin, JobRecord } from "../../src/emulator/EmulatorAdmin.js"
 import { sanitizeJson, sanitizeText } from "../../src/sync/landing/sanitize.js"
-import { streamNamed } from "../../src/sync/streams/index.js"
+import { jobScalarsStream } from "../../src/sync/streams/index.js"
 
-const jobsStream = streamNamed("jobs")
+const jobsStream = jobScalarsStream
 
 /** JSON with object keys sorted at every level (jsonb does not keep the service's key order). */
 const canonical = (v: unknown): string =>

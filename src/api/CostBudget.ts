@@ -66,6 +66,9 @@ export interface CostBudgetShape {
  * when they arrive (after the service measured the bucket), so the mirror never believes in more points than the
  * service has. It assumes one query in flight per account at a time, which is how the sync engine pages.
  */
+/** The query-cost bucket the service documents per app and account (points). */
+export const DOCUMENTED_BUCKET_MAXIMUM = 10_000
+
 export class CostBudget extends Context.Tag("account-sync/CostBudget")<CostBudget, CostBudgetShape>() {}
 
 /**
@@ -83,6 +86,18 @@ const staticCostOf = (document: DocumentNode, variables: Readonly<Record<string,
   return cost
 }
 
+/**
+ * What a learnt correction applies to: the operation with its inner page sizes (every numeric variable but the
+ * outer page's `first` and the offsets). The service's cost is linear in `first`, not in the inner sizes, so a
+ * ratio learnt with 20 line items per parent says nothing about 10.
+ */
+const positional = new Set(["first", "offset", "childOffset"])
+const shapeOf = (document: DocumentNode, variables: Readonly<Record<string, unknown>>) => {
+  let key = operationName(document)
+  for (const name in variables) if (typeof variables[name] === "number" && !positional.has(name)) key += `|${name}=${variables[name]}`
+  return key
+}
+
 const availableAt = (bucket: Bucket, now: number) =>
   Math.min(bucket.maximum, bucket.available + (bucket.restoreRate * (now - bucket.at)) / 1000)
 
@@ -94,15 +109,15 @@ export const makeCostBudget = Effect.gen(function* () {
     Ref.update(state, (m) => new Map(m).set(accountId, f(m.get(accountId) ?? emptyState)))
 
   const estimateWith = (s: AccountState, document: DocumentNode, variables: Readonly<Record<string, unknown>>) =>
-    Math.ceil(staticCostOf(document, variables) * (s.corrections.get(operationName(document)) ?? 1))
+    Math.ceil(staticCostOf(document, variables) * (s.corrections.get(shapeOf(document, variables)) ?? 1))
 
   const estimate: CostBudgetShape["estimate"] = (accountId, document, variables) =>
     Effect.map(read(accountId), (s) => estimateWith(s, document, variables))
 
   const pageSize: CostBudgetShape["pageSize"] = (accountId, document, variablesFor, maxPageSize) =>
     Effect.map(read(accountId), (s) => {
-      const maximum = s.bucket?.maximum
-      if (maximum === undefined) return maxPageSize
+      // before the account's first answer: the service's documented bucket (a larger one is learnt from that answer)
+      const maximum = s.bucket?.maximum ?? DOCUMENTED_BUCKET_MAXIMUM
       // cost grows with `first`: binary search for the largest page that fits a full bucket
       let lo = 1
       let hi = maxPageSize
@@ -152,7 +167,7 @@ export const makeCostBudget = Effect.gen(function* () {
   const learn = (s: AccountState, document: DocumentNode, variables: Readonly<Record<string, unknown>>, cost: QueryCost) => {
     const staticCost = staticCostOf(document, variables)
     if (!(staticCost > 0 && cost.requestedQueryCost > 0)) return s
-    const corrections = new Map(s.corrections).set(operationName(document), cost.requestedQueryCost / staticCost)
+    const corrections = new Map(s.corrections).set(shapeOf(document, variables), cost.requestedQueryCost / staticCost)
     return { ...s, corrections }
   }
 

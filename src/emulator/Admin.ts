@@ -1,12 +1,16 @@
 import { Effect } from "effect"
+import { getNamedType, isLeafType, isObjectType } from "graphql"
+import type { Churn } from "./Churn.js"
 import type { EmulatorAdmin, Faults, JobRecord, Limits } from "./EmulatorAdmin.js"
 import { EmulatorAdminError } from "./EmulatorAdmin.js"
 import { AdminRejected } from "./errors.js"
 import type { FaultInjector } from "./Faults.js"
 import type { Approval } from "./OAuthEndpoints.js"
+import type { RecordChanges } from "./RecordChanges.js"
 import type { LimitsBook } from "./RateLimits.js"
 import type { Account, Registry } from "./Registry.js"
 import type { StatsCounter } from "./Stats.js"
+import { serviceSchema } from "./schema.js"
 import type { Webhooks } from "./Webhooks.js"
 
 /** The in-process `EmulatorAdmin`: each operation is a synchronous change of the emulator's state. */
@@ -19,6 +23,18 @@ export interface AdminDeps {
   readonly stats: StatsCounter
   readonly approval: Approval
   readonly webhooks: Webhooks
+  readonly changes: RecordChanges
+  readonly churn: Churn
+}
+
+let jobScalars: ReadonlyArray<string> | undefined
+const jobScalarFields = (): ReadonlyArray<string> => {
+  if (jobScalars === undefined) {
+    const job = serviceSchema().getType("Job")
+    if (!isObjectType(job)) throw new Error("the schema has no Job type")
+    jobScalars = Object.values(job.getFields()).filter((f) => isLeafType(getNamedType(f.type)) && f.args.length === 0).map((f) => f.name)
+  }
+  return jobScalars
 }
 
 const op = <A>(operation: string, f: () => A): Effect.Effect<A, EmulatorAdminError> =>
@@ -30,20 +46,14 @@ const op = <A>(operation: string, f: () => A): Effect.Effect<A, EmulatorAdminErr
 const reasons = ["churn", "downgrade", "deactivation"] as const
 
 export const makeAdmin = (deps: AdminDeps): EmulatorAdmin => {
-  const { registry, limits, faults, stats, approval, webhooks } = deps
-  let draws = 0
+  const { registry, limits, faults, stats, approval, webhooks, changes, churn } = deps
 
-  const selectJobs = (operation: string, account: Account, options: { count?: number; ids?: ReadonlyArray<string>; seed?: number }) => {
-    if (options.ids) {
-      return options.ids.map((id) => {
-        const index = account.jobs.indexOfId(id)
-        if (index === undefined || !account.jobs.isLive(index)) throw new AdminRejected({ reason: `${operation}: account ${account.accountId} has no live job ${id}` })
-        return index
-      })
-    }
-    const count = options.count ?? 1
-    if (!Number.isSafeInteger(count) || count < 0) throw new AdminRejected({ reason: `${operation}: count must be an integer >= 0, got ${count}` })
-    return account.jobs.pickLive(count, options.seed ?? account.seed + 7 * ++draws)
+  /** A job as the `jobs` contract lists it: every scalar field of Job (links, line items and custom fields are the generic listing's). */
+  const scalarJob = (account: Account, index: number): JobRecord => {
+    const record = account.world.records("jobs").record(index)
+    const out: Record<string, unknown> = {}
+    for (const name of jobScalarFields()) out[name] = record[name] ?? null
+    return out as unknown as JobRecord
   }
 
   return {
@@ -61,28 +71,43 @@ export const makeAdmin = (deps: AdminDeps): EmulatorAdmin => {
     seedJobs: (accountId, count, seed) =>
       op("seedJobs", () => {
         const a = registry.requireAccount("seedJobs", accountId)
-        a.jobs.append(count, seed ?? a.seed + a.jobs.size, registry.clock.nowMs())
-        return { total: a.jobs.liveCount }
+        const jobs = a.world.records("jobs")
+        changes.create("seedJobs", a, "jobs", count, seed ?? a.seed + jobs.collection.size)
+        return { total: jobs.collection.liveCount }
       }),
     listJobs: (accountId) =>
       op("listJobs", (): ReadonlyArray<JobRecord> => {
         const a = registry.requireAccount("listJobs", accountId)
-        return a.jobs.liveIndices().map((i) => a.jobs.job(i))
+        return a.world.records("jobs").collection.liveIndices().map((i) => scalarJob(a, i))
       }),
-    editJobs: (accountId, options) =>
-      op("editJobs", () => {
-        const a = registry.requireAccount("editJobs", accountId)
-        const indices = selectJobs("editJobs", a, options)
-        a.jobs.edit(indices, options.seed ?? ++draws, registry.clock.nowMs())
-        return { ids: indices.map((i) => a.jobs.jobId(i)) }
+    editJobs: (accountId, options) => op("editJobs", () => ({ ids: changes.edit("editJobs", registry.requireAccount("editJobs", accountId), "jobs", options) })),
+    deleteJobs: (accountId, options) => op("deleteJobs", () => ({ ids: changes.remove("deleteJobs", registry.requireAccount("deleteJobs", accountId), "jobs", options) })),
+    listRecords: (accountId, collection) =>
+      op("listRecords", () => {
+        const a = registry.requireAccount("listRecords", accountId)
+        const records = changes.recordsOf("listRecords", a, collection)
+        return records.collection.liveIndices().map((i) => a.world.listed(records.name, i))
       }),
-    deleteJobs: (accountId, options) =>
-      op("deleteJobs", () => {
-        const a = registry.requireAccount("deleteJobs", accountId)
-        const indices = selectJobs("deleteJobs", a, options)
-        const ids = indices.map((i) => a.jobs.jobId(i))
-        a.jobs.remove(indices)
-        return { ids }
+    createRecords: (accountId, collection, count, seed) =>
+      op("createRecords", () => ({ ids: changes.create("createRecords", registry.requireAccount("createRecords", accountId), collection, count, seed) })),
+    editRecords: (accountId, collection, selection) =>
+      op("editRecords", () => ({ ids: changes.edit("editRecords", registry.requireAccount("editRecords", accountId), collection, selection) })),
+    deleteRecords: (accountId, collection, selection) =>
+      op("deleteRecords", () => ({ ids: changes.remove("deleteRecords", registry.requireAccount("deleteRecords", accountId), collection, selection) })),
+    editLineItems: (accountId, collection, selection) =>
+      op("editLineItems", () => ({ ids: changes.editLineItems("editLineItems", registry.requireAccount("editLineItems", accountId), collection, selection) })),
+    setChurn: (options) =>
+      op("setChurn", () => {
+        const { accountId, ...spec } = options
+        const account = accountId === undefined ? undefined : registry.requireAccount("setChurn", accountId)
+        churn.set(spec.stop ? null : spec, account)
+      }),
+    churnLog: (accountId) => op("churnLog", () => churn.log(registry.requireAccount("churnLog", accountId).accountId)),
+    setCursorMode: (mode, accountId) =>
+      op("setCursorMode", () => {
+        if (mode !== "offset" && mode !== "keyset") throw new AdminRejected({ reason: `setCursorMode: mode must be offset or keyset, got ${String(mode)}` })
+        if (accountId === undefined) registry.cursorMode = mode
+        else registry.requireAccount("setCursorMode", accountId).cursorMode = mode
       }),
     setApproval: (options) =>
       op("setApproval", () => {

@@ -14,7 +14,11 @@ export const AppSpecBody = Schema.Struct({
   clientId: Str, clientSecret: Str, redirectUri: Str, webhookUrl: opt(Str), scopes: opt(Scopes), rotation: opt(Schema.Boolean),
   name: opt(Str), author: opt(Str)
 })
-export const AccountSpecBody = Schema.Struct({ accountId: opt(Str), name: opt(Str), jobs: opt(Num), seed: opt(Num) })
+export const AccountSpecBody = Schema.Struct({
+  accountId: opt(Str), name: opt(Str), jobs: opt(Num), seed: opt(Num), sizes: opt(Schema.Record({ key: Str, value: Num })),
+  cursorMode: opt(Schema.Literal("offset", "keyset"))
+})
+const RecordSelectionBody = Schema.Struct({ accountId: Str, collection: Str, count: opt(Num), ids: opt(Schema.Array(Str)), seed: opt(Num) })
 const JobSelection = Schema.Struct({ accountId: Str, count: opt(Num), ids: opt(Scopes), seed: opt(Num) })
 const LimitsBody = Schema.Struct({
   clientId: opt(Str), accountId: opt(Str), maxPoints: opt(Num), restoreRate: opt(Num), requestLimit: opt(Num),
@@ -32,6 +36,16 @@ export const requestBodies = {
   listJobs: Schema.Struct({ accountId: Str }),
   editJobs: JobSelection,
   deleteJobs: JobSelection,
+  listRecords: Schema.Struct({ accountId: Str, collection: Str }),
+  createRecords: Schema.Struct({ accountId: Str, collection: Str, count: Num, seed: opt(Num) }),
+  editRecords: RecordSelectionBody,
+  deleteRecords: RecordSelectionBody,
+  editLineItems: Schema.extend(RecordSelectionBody, Schema.Struct({ add: opt(Num), remove: opt(Num), edit: opt(Num) })),
+  setChurn: Schema.Struct({
+    accountId: opt(Str), creates: opt(Num), edits: opt(Num), deletes: opt(Num), collections: opt(Schema.Array(Str)), queries: opt(Num), seed: opt(Num), stop: opt(Schema.Boolean)
+  }),
+  churnLog: Schema.Struct({ accountId: Str }),
+  setCursorMode: Schema.Struct({ mode: Schema.Literal("offset", "keyset"), accountId: opt(Str) }),
   setApproval: Schema.Struct({ mode: Schema.Literal("auto", "manual"), accountId: opt(Str) }),
   marketplaceDisconnect: Schema.Struct({ clientId: Str, accountId: Str }),
   automaticDisconnect: Schema.Struct({ clientId: Str, accountId: Str, reason: Schema.Literal("churn", "downgrade", "deactivation") }),
@@ -70,6 +84,14 @@ export const resultBodies = {
   listJobs: Schema.Array(JobRecordResult),
   editJobs: Schema.Struct({ ids: Scopes }),
   deleteJobs: Schema.Struct({ ids: Scopes }),
+  listRecords: Schema.Array(Schema.Record({ key: Str, value: Schema.Unknown })),
+  createRecords: Schema.Struct({ ids: Scopes }),
+  editRecords: Schema.Struct({ ids: Scopes }),
+  deleteRecords: Schema.Struct({ ids: Scopes }),
+  editLineItems: Schema.Struct({ ids: Scopes }),
+  setChurn: Void,
+  churnLog: Schema.Array(Schema.Struct({ collection: Str, kind: Schema.Literal("create", "update", "destroy"), id: Str, atMs: Num })),
+  setCursorMode: Void,
   setApproval: Void,
   marketplaceDisconnect: Void,
   automaticDisconnect: Void,

@@ -2,6 +2,7 @@ import { Clock, Context, Data, Effect, FiberSet, Layer, Runtime, type Scope } fr
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
 import { makeAdmin } from "./Admin.js"
+import { Churn } from "./Churn.js"
 import { handleAdmin } from "./AdminHttp.js"
 import type { AccountSpec, AppSpec, EmulatorAdmin, Faults, Limits } from "./EmulatorAdmin.js"
 import { FaultInjector } from "./Faults.js"
@@ -9,6 +10,7 @@ import { handleGraphql, serviceSchema } from "./GraphqlEndpoint.js"
 import { BodyTooLarge, jsonReply, readBody, type Reply, writeReply, writeTruncated } from "./Http.js"
 import { type Approval, OAuthEndpoints } from "./OAuthEndpoints.js"
 import { LimitsBook } from "./RateLimits.js"
+import { RecordChanges } from "./RecordChanges.js"
 import { Registry } from "./Registry.js"
 import { StatsCounter } from "./Stats.js"
 import { VirtualClock } from "./VirtualClock.js"
@@ -92,7 +94,9 @@ const makeEmulator = (options: EmulatorOptions): Effect.Effect<EmulatorHandle, E
     )
     baseUrl = `http://${host}:${port}`
 
-    const admin = makeAdmin({ baseUrl, registry, limits, faults, stats, approval, webhooks })
+    const changes = new RecordChanges(clock, (account, change) => webhooks.recordChanged(registry, account, change))
+    const churn = new Churn(changes, clock)
+    const admin = makeAdmin({ baseUrl, registry, limits, faults, stats, approval, webhooks, changes, churn })
     const runPromise = Runtime.runPromise(runtime)
 
     const route = async (req: http.IncomingMessage, res: http.ServerResponse): Promise<void> => {
@@ -124,7 +128,7 @@ const makeEmulator = (options: EmulatorOptions): Effect.Effect<EmulatorHandle, E
           }
           return writeReply(res, oauth.token(req.headers, body))
         }
-        const reply = await handleGraphql({ registry, limits, stats }, req.headers, body)
+        const reply = await handleGraphql({ registry, limits, stats, beforeQuery: (account, roots) => churn.beforeQuery(account, roots) }, req.headers, body)
         // as in reality, a GraphQL answer can be lost after the query ran (and was charged)
         if (draw.kind === "drop") {
           stats.faultsInjected.drop++

@@ -23,8 +23,12 @@ export interface AccountSpec {
   /** An EncodedId-like id; generated when absent. */
   readonly accountId?: string
   readonly name?: string
-  /** Seeded jobs to create at once (deterministic for a given seed). */
+  /** Seeded jobs to create at once (deterministic for a given seed); the other collections scale with it. */
   readonly jobs?: number
+  /** Records per collection (by root field name), over the sizes that scale with `jobs`. */
+  readonly sizes?: Readonly<Record<string, number>>
+  /** The cursors its connections issue: offsets (the default, as graphql-ruby's) or keyset cursors. */
+  readonly cursorMode?: "offset" | "keyset"
   readonly seed?: number
 }
 
@@ -36,6 +40,34 @@ export interface JobRecord {
   readonly updatedAt: string
   readonly createdAt: string
   readonly [field: string]: unknown
+}
+
+export interface ChurnOptions {
+  readonly accountId?: string
+  /** Per query; a fraction is the chance of one more. */
+  readonly creates?: number
+  readonly edits?: number
+  readonly deletes?: number
+  readonly collections?: ReadonlyArray<string>
+  /** Queries of each collection churned (default every one): a pass's first pages, not its closing listing. */
+  readonly queries?: number
+  readonly seed?: number
+  readonly stop?: boolean
+}
+
+/** A change to a record, as churn logs it and webhooks report it. */
+export interface ChangeInfo {
+  readonly collection: string
+  readonly kind: "create" | "update" | "destroy"
+  readonly id: string
+  readonly atMs: number
+}
+
+/** Which records an admin change touches: these ids, or `count` drawn from `seed`. */
+export interface RecordSelection {
+  readonly count?: number
+  readonly ids?: ReadonlyArray<string>
+  readonly seed?: number
 }
 
 export interface Limits {
@@ -107,6 +139,28 @@ export interface EmulatorAdmin {
   /** Edits `count` pseudo-randomly chosen jobs (or `ids`): new title and other fields, `updatedAt` = now. */
   readonly editJobs: (accountId: string, options: { readonly count?: number; readonly ids?: ReadonlyArray<string>; readonly seed?: number }) => Effect.Effect<{ readonly ids: ReadonlyArray<string> }, EmulatorAdminError>
   readonly deleteJobs: (accountId: string, options: { readonly count?: number; readonly ids?: ReadonlyArray<string>; readonly seed?: number }) => Effect.Effect<{ readonly ids: ReadonlyArray<string> }, EmulatorAdminError>
+  /** Live records of a collection (a root field's name) in creation order, as GraphQL serves them with every field: links as `{ id }`, custom fields, line items as their full list. */
+  readonly listRecords: (accountId: string, collection: string) => Effect.Effect<ReadonlyArray<Record<string, unknown>>, EmulatorAdminError>
+  /** Seeded new records of the collection, created now. */
+  readonly createRecords: (accountId: string, collection: string, count: number, seed?: number) => Effect.Effect<{ readonly ids: ReadonlyArray<string> }, EmulatorAdminError>
+  /** Edits `count` pseudo-randomly chosen records (or `ids`): fields drawn again, `updatedAt` = now. */
+  readonly editRecords: (accountId: string, collection: string, selection: RecordSelection) => Effect.Effect<{ readonly ids: ReadonlyArray<string> }, EmulatorAdminError>
+  readonly deleteRecords: (accountId: string, collection: string, selection: RecordSelection) => Effect.Effect<{ readonly ids: ReadonlyArray<string> }, EmulatorAdminError>
+  /** Adds, removes and edits line items of the chosen parents (their `updatedAt` = now). */
+  readonly editLineItems: (
+    accountId: string,
+    collection: string,
+    selection: RecordSelection & { readonly add?: number; readonly remove?: number; readonly edit?: number }
+  ) => Effect.Effect<{ readonly ids: ReadonlyArray<string> }, EmulatorAdminError>
+  /**
+   * Data that moves under the pager: before each GraphQL query of the account (or of every account), seeded
+   * creates, edits and deletions of random records of `collections` (default jobs); `stop` ends it.
+   */
+  readonly setChurn: (options: ChurnOptions) => Effect.Effect<void, EmulatorAdminError>
+  /** Every change churn made to the account, oldest first. */
+  readonly churnLog: (accountId: string) => Effect.Effect<ReadonlyArray<ChangeInfo>, EmulatorAdminError>
+  /** The cursors connections issue: for one account, or the default of accounts that say nothing. */
+  readonly setCursorMode: (mode: "offset" | "keyset", accountId?: string) => Effect.Effect<void, EmulatorAdminError>
   /** `auto`: the authorization endpoint approves at once for `accountId` (or the `login_hint` query parameter). */
   readonly setApproval: (options: { readonly mode: "auto" | "manual"; readonly accountId?: string }) => Effect.Effect<void, EmulatorAdminError>
   /** Admin clicks Disconnect on the marketplace listing: all tokens die, APP_DISCONNECT is delivered. */

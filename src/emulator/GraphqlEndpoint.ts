@@ -1,44 +1,32 @@
 import { Either, Schema } from "effect"
-import {
-  buildSchema, execute, type GraphQLFieldResolver, GraphQLError, type GraphQLResolveInfo, type GraphQLSchema, parse,
-  type DocumentNode, validate, type ExecutionResult
-} from "graphql"
-import * as fs from "node:fs"
+import { type DocumentNode, GraphQLError, type GraphQLSchema, Kind, parse, validate } from "graphql"
 import type { IncomingHttpHeaders } from "node:http"
+import { executeOperation, type RootResolver } from "./graphql/Executor.js"
 import { jsonReply, type Reply } from "./Http.js"
-import { compileFastPlan, fastArguments, fastResult, type FastPlan } from "./FastJobs.js"
-import { JobsArgumentError, jobsConnection } from "./JobsResolver.js"
 import { queryCost, selectOperation } from "./QueryCost.js"
 import type { LimitsBook } from "./RateLimits.js"
 import type { Account, App, Registry } from "./Registry.js"
+import { serviceSchema } from "./schema.js"
 import type { StatsCounter } from "./Stats.js"
 
-/** `POST /api/graphql`: the vendored schema subset, executed with graphql-js, with auth, scopes, cost and limits. */
+/** `POST /api/graphql`: the vendored schema subset over each account's records, with auth, scopes, cost and limits. */
 
-export const schemaPath = new URL("../../schema/service-subset.graphql", import.meta.url)
-
-let cachedSchema: GraphQLSchema | undefined
-export const serviceSchema = (): GraphQLSchema => (cachedSchema ??= buildSchema(fs.readFileSync(schemaPath, "utf8")))
+export { schemaPath, serviceSchema } from "./schema.js"
 
 export const VERSION_HEADER = "x-service-graphql-version"
 
 /** Scope each root field needs; fields not listed need none. */
 const scopeOf: Readonly<Record<string, string>> = {
   jobs: "read_jobs",
+  visits: "read_jobs",
   clients: "read_clients",
+  properties: "read_clients",
   invoices: "read_invoices",
   quotes: "read_quotes",
-  visits: "read_visits"
-}
-
-interface Context {
-  readonly registry: Registry
-  readonly app: App
-  readonly account: Account
-  readonly scopes: ReadonlySet<string>
-  readonly maxPageSize: number
-  /** Nodes returned per connection response path, for the actual cost. */
-  readonly returned: Map<string, number>
+  requests: "read_requests",
+  users: "read_users",
+  products: "read_products",
+  productOrServices: "read_products"
 }
 
 const invalidToken = jsonReply(401, { errors: [{ message: "Invalid Token Error", extensions: { code: "UNAUTHENTICATED" } }] })
@@ -50,59 +38,24 @@ const RequestBody = Schema.Struct({
 })
 const decodeBody = Schema.decodeUnknownEither(Schema.parseJson(RequestBody))
 
-const gqlError = (message: string, code: string, info?: GraphQLResolveInfo, extra: Record<string, unknown> = {}) =>
-  new GraphQLError(message, { ...(info ? { nodes: info.fieldNodes } : {}), extensions: { code, ...extra } })
-
-const requireScope = (ctx: Context, info: GraphQLResolveInfo): void => {
-  const scope = scopeOf[info.fieldName]
-  if (scope && !ctx.scopes.has(scope)) {
-    throw gqlError(`Access denied: \`${info.fieldName}\` requires the ${scope} scope, which was not granted to this app`, "ACCESS_DENIED", info, { scope })
-  }
-}
-
-const pathKey = (info: GraphQLResolveInfo): string => {
-  const keys: Array<string> = []
-  for (let p: GraphQLResolveInfo["path"] | undefined = info.path; p; p = p.prev) if (typeof p.key === "string") keys.unshift(p.key)
-  return keys.join(".")
-}
-
-const resolveJobs: GraphQLFieldResolver<unknown, Context, Record<string, unknown>> = (_root, args, ctx, info) => {
-  requireScope(ctx, info)
-  try {
-    const connection = jobsConnection(args, ctx.account.jobs, ctx.maxPageSize)
-    ctx.returned.set(pathKey(info), connection.nodes.length)
-    return connection
-  } catch (e) {
-    if (e instanceof JobsArgumentError) throw gqlError(e.message, e.code, info, e.extra)
-    throw e
-  }
-}
-
-const notServed: GraphQLFieldResolver<unknown, Context> = (_root, _args, ctx, info) => {
-  requireScope(ctx, info)
-  throw gqlError(`\`${info.fieldName}\` is not served by the emulator (only account, jobs and appDisconnect are)`, "FIELD_NOT_SUPPORTED", info)
-}
-
-const rootValue = {
-  account: (_args: unknown, ctx: Context) => ({ id: ctx.account.accountId, name: ctx.account.name }),
-  jobs: (args: Record<string, unknown>, ctx: Context, info: GraphQLResolveInfo) => resolveJobs(undefined, args, ctx, info),
-  clients: (args: Record<string, unknown>, ctx: Context, info: GraphQLResolveInfo) => notServed(undefined, args, ctx, info),
-  invoices: (args: Record<string, unknown>, ctx: Context, info: GraphQLResolveInfo) => notServed(undefined, args, ctx, info),
-  quotes: (args: Record<string, unknown>, ctx: Context, info: GraphQLResolveInfo) => notServed(undefined, args, ctx, info),
-  visits: (args: Record<string, unknown>, ctx: Context, info: GraphQLResolveInfo) => notServed(undefined, args, ctx, info),
-  appDisconnect: (_args: unknown, ctx: Context) => {
-    const app = { id: ctx.app.appId, name: ctx.app.name }
-    const connection = ctx.registry.connection(ctx.app.appId, ctx.account.accountId)
+/** Root fields answered by the service itself rather than an account's collections. */
+const rootResolvers = (deps: GraphqlDeps, app: App, account: Account): Record<string, RootResolver> => ({
+  account: () => ({ id: account.accountId, name: account.name }),
+  appDisconnect: () => {
+    const registry = deps.registry
+    const appRef = { id: app.appId, name: app.name }
+    const connection = registry.connection(app.appId, account.accountId)
     if (connection.status !== "connected") {
-      return { app, userErrors: [{ message: `${ctx.app.name} is not connected to account ${ctx.account.name}`, path: ["appDisconnect"] }] }
+      return { app: appRef, userErrors: [{ message: `${app.name} is not connected to account ${account.name}`, path: ["appDisconnect"] }] }
     }
-    ctx.registry.disconnectAll(ctx.app, ctx.account, "appDisconnect mutation")
-    return { app, userErrors: [] }
-  }
-}
+    registry.disconnectAll(app, account, "appDisconnect mutation")
+    return { app: appRef, userErrors: [] }
+  },
+  ...(deps.subscriptions ? deps.subscriptions.resolvers(app, account) : {})
+})
 
 type Parsed =
-  | { readonly _tag: "Ok"; readonly document: DocumentNode; readonly plans: Map<string, FastPlan | null> }
+  | { readonly _tag: "Ok"; readonly document: DocumentNode }
   | { readonly _tag: "ParseFailed"; readonly error: unknown }
   | { readonly _tag: "Invalid"; readonly errors: ReadonlyArray<unknown> }
 
@@ -117,7 +70,7 @@ const parseAndValidate = (schema: GraphQLSchema, query: string): Parsed => {
     const errors = validate(schema, document)
     result = errors.length > 0
       ? { _tag: "Invalid", errors: errors.map((e) => ({ ...e.toJSON(), extensions: { code: "GRAPHQL_VALIDATION_FAILED" } })) }
-      : { _tag: "Ok", document, plans: new Map() }
+      : { _tag: "Ok", document }
   } catch (e) {
     const err = e instanceof GraphQLError ? e : new GraphQLError(String(e))
     result = { _tag: "ParseFailed", error: { ...err.toJSON(), extensions: { code: "GRAPHQL_PARSE_FAILED" } } }
@@ -139,8 +92,10 @@ export interface GraphqlDeps {
   readonly registry: Registry
   readonly limits: LimitsBook
   readonly stats: StatsCounter
-  /** false: always execute with graphql-js (the fast path's differential test compares the two). */
-  readonly fastPath?: boolean
+  /** Webhook subscriptions of apps (the `webhookSubscription*` fields); absent: not served. */
+  readonly subscriptions?: { readonly resolvers: (app: App, account: Account) => Record<string, RootResolver> }
+  /** Runs before each admitted query of an account with its root fields (the churn that moves data under a pager). */
+  readonly beforeQuery?: (account: Account, rootFields: ReadonlyArray<string>) => void
 }
 
 export const handleGraphql = async (deps: GraphqlDeps, headers: IncomingHttpHeaders, rawBody: string): Promise<Reply> => {
@@ -200,43 +155,19 @@ export const handleGraphql = async (deps: GraphqlDeps, headers: IncomingHttpHead
   }
 
   const operation = selectOperation(document, operationName)!
-  const planKey = operationName ?? ""
-  let plan = parsed.plans.get(planKey)
-  if (plan === undefined) parsed.plans.set(planKey, (plan = compileFastPlan(schema, document, operation) ?? null))
-  const maxPageSize = limits.limitsFor(app.appId, account.accountId).maxPageSize
-  const scopes = new Set(claims.scope.split(" ").filter(Boolean))
-  if (plan && deps.fastPath !== false && scopes.has("read_jobs")) {
-    const args = fastArguments(schema, operation, plan, variables)
-    let connection
-    try {
-      connection = args ? jobsConnection(args, account.jobs, maxPageSize) : undefined
-    } catch (e) {
-      if (!(e instanceof JobsArgumentError)) throw e
-      // refused arguments: the graphql-js path below reports them as field errors
-    }
-    if (connection) {
-      const actual = queryCost(costRequest, new Map([[plan.rootKey, connection.nodes.length]]))
-      bucket.deduct(actual, registry.clock.nowMs())
-      return withCost({ data: fastResult(plan, connection) }, requested, actual)
-    }
-  }
-
-  const ctx: Context = {
-    registry,
-    app,
-    account,
-    scopes,
-    maxPageSize,
-    returned: new Map()
-  }
-  const result: ExecutionResult = await execute({
-    schema, document, rootValue, contextValue: ctx, variableValues: variables ?? null, operationName: operationName ?? null
+  deps.beforeQuery?.(account, operation.selectionSet.selections.flatMap((s) => (s.kind === Kind.FIELD ? [s.name.value] : [])))
+  const result = executeOperation({
+    schema,
+    document,
+    operation,
+    variables,
+    world: account.world,
+    maxPageSize: limits.limitsFor(app.appId, account.accountId).maxPageSize,
+    roots: rootResolvers(deps, app, account),
+    scopeOf: (field) => scopeOf[field],
+    scopes: new Set(claims.scope.split(" ").filter(Boolean))
   })
-  const actual = queryCost(costRequest, ctx.returned)
+  const actual = Math.min(requested, result.cost)
   bucket.deduct(actual, registry.clock.nowMs())
-  return withCost(
-    { ...(result.errors ? { errors: result.errors.map((e) => e.toJSON()) } : {}), data: result.data ?? null },
-    requested,
-    actual
-  )
+  return withCost({ ...(result.errors ? { errors: result.errors } : {}), ...("data" in result ? { data: result.data ?? null } : {}) }, requested, actual)
 }

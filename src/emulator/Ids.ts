@@ -3,7 +3,8 @@
  * Numbers inside are the emulator's internal ids, so an id decodes back to its record without a lookup table.
  */
 
-export type IdKind = "Account" | "Job" | "Client" | "User" | "Application"
+/** The type name inside a global id: a node type (`Job`, `Client`, ...), `Account` or `Application`. */
+export type IdKind = string
 
 export const encodeId = (kind: IdKind, n: number): string => Buffer.from(`gid://service/${kind}/${n}`).toString("base64")
 

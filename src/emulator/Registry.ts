@@ -3,7 +3,8 @@ import * as crypto from "node:crypto"
 import type { AccountSpec, AppSpec } from "./EmulatorAdmin.js"
 import { AdminRejected, OAuthFailure } from "./errors.js"
 import { encodeId } from "./Ids.js"
-import { JobStore } from "./JobStore.js"
+import type { CursorMode } from "./data/Collection.js"
+import { World } from "./data/World.js"
 import { type AccessClaims, signJwt, verifyJwt } from "./Jwt.js"
 import type { VirtualClock } from "./VirtualClock.js"
 
@@ -14,7 +15,9 @@ import type { VirtualClock } from "./VirtualClock.js"
 
 export const CODE_TTL_SECONDS = 600
 export const ACCESS_TTL_SECONDS = 3600
-export const DEFAULT_SCOPES: ReadonlyArray<string> = ["read_jobs", "read_clients", "read_invoices", "read_quotes", "read_visits"]
+export const DEFAULT_SCOPES: ReadonlyArray<string> = [
+  "read_jobs", "read_clients", "read_invoices", "read_quotes", "read_visits", "read_requests", "read_users", "read_products"
+]
 
 export interface App {
   readonly appId: string
@@ -36,8 +39,11 @@ export interface Account {
   readonly adminUserId: string
   readonly adminEmail: string
   readonly adminName: string
-  readonly jobs: JobStore
+  /** The account's records, every collection. */
+  readonly world: World
   readonly seed: number
+  /** The cursors its connections issue (default: the registry's). */
+  cursorMode: CursorMode | undefined
 }
 
 export interface Connection {
@@ -95,6 +101,8 @@ export class Registry {
   private readonly jwtKey = crypto.randomBytes(32)
   private appCounter = 0
   private accountCounter = 0
+  /** The cursors connections issue unless an account says otherwise. */
+  cursorMode: CursorMode = "offset"
 
   constructor(
     readonly clock: VirtualClock,
@@ -150,17 +158,24 @@ export class Registry {
     const seed = spec.seed ?? n * 7919
     const slug = name.normalize("NFKD").replace(/[\u0300-\u036f]/g, "").replace(/[^A-Za-z0-9]+/g, "-").replace(/^-|-$/g, "").toLowerCase() || `account-${n}`
     const now = this.clock.nowMs()
-    const jobs = new JobStore({ seed, idBase: n * 100_000_000, webBase: this.baseUrl() }, now)
     const account: Account = {
       accountId,
       name,
       adminUserId: encodeId("User", 5000 + n),
       adminEmail: `admin@${slug}.example`,
       adminName: `Admin of ${name}`,
-      jobs,
-      seed
+      seed,
+      cursorMode: spec.cursorMode,
+      world: new World({
+        seed,
+        idBase: n * 100_000_000,
+        webBase: this.baseUrl(),
+        nowMs: now,
+        jobs: spec.jobs ?? 0,
+        ...(spec.sizes ? { sizes: spec.sizes } : {}),
+        cursorMode: () => account.cursorMode ?? this.cursorMode
+      })
     }
-    if (spec.jobs) jobs.append(spec.jobs, seed, now)
     this.accounts.set(accountId, account)
     return account
   }

@@ -3,6 +3,7 @@ import type * as Fiber from "effect/Fiber"
 import * as crypto from "node:crypto"
 import type { WebhookDeliveryInfo } from "./EmulatorAdmin.js"
 import { isoSeconds } from "./Ids.js"
+import type { Change } from "./data/World.js"
 import type { Account, App } from "./Registry.js"
 
 /**
@@ -65,6 +66,9 @@ export class Webhooks {
     })
     return this.start(app, { topic, appId: app.appId, accountId: account.accountId, url: app.webhookUrl, body, redeliveryOf: undefined })
   }
+
+  /** A record created, updated or destroyed: its topic to the app subscriptions that want it (none yet). */
+  recordChanged(_registry: unknown, _account: Account, _change: Change): void {}
 
   /** Sends the last event again, byte for byte (receivers must be idempotent), signed with the current secret. */
   redeliverLast(appFor: (appId: string) => App | undefined): WebhookDeliveryInfo | undefined {

@@ -88,6 +88,14 @@ export const PagerLive = Layer.effect(
       const document: DocumentNode = listing ? stream.idsDocument : stream.document
       const children = listing ? [] : stream.children
       const isNode = listing ? Schema.is(IdNode) : guardOf(stream, stream.node)
+      // a decoded node is the node Schema's fields only: its line items and custom fields travel on from the raw node
+      const nested = [...children.map((c) => c.field), ...(stream.customFields !== undefined && !listing ? ["customFields"] : [])]
+      const withNested = (decoded: object, raw: unknown): object => {
+        if (nested.length === 0) return decoded
+        const out: Record<string, unknown> = { ...decoded }
+        for (const field of nested) if (field in (raw as Record<string, unknown>)) out[field] = (raw as Record<string, unknown>)[field]
+        return out
+      }
       const decodeNode = Schema.decodeUnknownEither(listing ? IdNode : stream.node, { errors: "first", onExcessProperty: "ignore" })
       const partitions = stream.partitions
       const largestPage = request.atMost === undefined ? stream.maxPageSize : Math.max(1, Math.min(stream.maxPageSize, request.atMost))
@@ -179,7 +187,7 @@ export const PagerLive = Layer.effect(
             else {
               const decoded = decodeNode(raw)
               if (decoded._tag === "Left") return yield* mismatch(offset, decoded.left, raw, "")
-              node = decoded.right as ReceivedNode["node"]
+              node = withNested(decoded.right, raw) as ReceivedNode["node"]
             }
             let merged: Record<string, unknown> | undefined
             for (const child of children) {
@@ -191,7 +199,7 @@ export const PagerLive = Layer.effect(
               merged ??= { ...(raw as Record<string, unknown>) }
               merged[child.field] = { nodes: [...got, ...rest.more] }
             }
-            if (stream.customFields !== undefined) {
+            if (stream.customFields !== undefined && !listing) {
               const fields = (raw as { customFields?: unknown }).customFields
               if (!Array.isArray(fields) || !fields.every(isCustomField)) {
                 return yield* new NodeSchemaMismatch({ accountId, stream: stream.name, field: "customFields", position: offset, nodeId: node.id, detail: "expected a list of custom fields, each with __typename and label" })

@@ -56,6 +56,13 @@ const compile = (ast: AST.AST): Check | undefined => {
         return true
       }
     }
+    case "TupleType": {
+      // arrays (Schema.Array): no fixed elements, one rest type
+      if (ast.elements.length > 0 || ast.rest.length !== 1) return undefined
+      const element = compile(ast.rest[0]!.type)
+      if (element === undefined) return undefined
+      return (v) => Array.isArray(v) && v.every(element)
+    }
     default:
       return undefined
   }

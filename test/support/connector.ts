@@ -1,3 +1,4 @@
+import { jobsOnlySettings } from "../../src/sync/streams/index.js"
 import { Context, Effect, Layer } from "effect"
 import * as crypto from "node:crypto"
 import * as net from "node:net"
@@ -30,6 +31,8 @@ export const connectorEnv = (emulator: TestEmulatorShape, overrides: Env = {}): 
   TOKEN_ENCRYPTION_KEY: newTokenKey(),
   TOKEN_REQUEST_TIMEOUT: "5 seconds",
   GRAPHQL_REQUEST_TIMEOUT: "5 seconds",
+  // the jobs pipeline's tests sync jobs alone (the whole-account tests set SYNC_STREAMS and SYNC_EXCLUDE_FIELDS empty)
+  ...jobsOnlySettings,
   ...overrides
 })
 

@@ -5,13 +5,13 @@ import { makeSyncLayer } from "../../src/cli/app.js"
 import type { JobRecord } from "../../src/emulator/EmulatorAdmin.js"
 import { ProgressLog } from "../../src/sync/Progress.js"
 import { sanitizeJson, sanitizeText } from "../../src/sync/landing/sanitize.js"
-import { streamNamed } from "../../src/sync/streams/index.js"
+import { jobScalarsStream } from "../../src/sync/streams/index.js"
 import { type Env, withEnv } from "./config.js"
 import { TestEnv, TestSettings } from "./connector.js"
 import { type TestDatabase, TestDatabaseEnv, testDatabaseAt } from "./database.js"
 import { EmulatorTest, type EmulatorTestOptions, TestEmulator } from "./emulator.js"
 
-const jobsStream = streamNamed("jobs")
+const jobsStream = jobScalarsStream
 
 /** The base URL the connector uses instead of the emulator's own (a proxy in front of it). */
 export class ServiceUrl extends Context.Tag("test/sync/ServiceUrl")<ServiceUrl, string>() {}

@@ -6,12 +6,12 @@ import { CostBudget } from "../../../src/api/CostBudget.js"
 import { AccountQuery } from "../../../src/api/documents.js"
 import { makeGraphqlTransport } from "../../../src/api/GraphqlTransport.js"
 import { ServiceClient } from "../../../src/api/ServiceClient.js"
-import { streamNamed } from "../../../src/sync/streams/index.js"
+import { jobScalarsStream } from "../../../src/sync/streams/index.js"
 import { connectAccount } from "../../support/connector.js"
 import { TestEmulator } from "../../support/emulator.js"
 import { syncHarness } from "../../support/syncHarness.js"
 
-const jobsStream = streamNamed("jobs")
+const jobsStream = jobScalarsStream
 
 const JobsPageQuery = jobsStream.document
 

@@ -59,7 +59,7 @@ describe("errors table", () => {
       const invalid = yield* graphql(emu, tokens.access_token, "{ jobs(first: 5, searchTerm: \"x\") { nodes { id } } }")
       expect(invalid.status).toBe(200)
       expect(invalid.json.errors[0].extensions.code).toBe("ARGUMENT_NOT_SUPPORTED")
-      expect(invalid.json.errors[0].message).toBe("argument searchTerm is not supported by the emulator")
+      expect(invalid.json.errors[0].message).toBe("argument searchTerm of `jobs` is not supported by the emulator")
       const throttled = yield* graphql(emu, tokens.access_token, "{ jobs(first: 100) { nodes { id } } }")
       expect(throttled.status).toBe(200)
       expect(throttled.json.errors).toEqual([{ message: "Throttled", extensions: { code: "THROTTLED" } }])

@@ -197,15 +197,17 @@ describe("GraphQL endpoint: jobs", () => {
         ["first: 2, before: \"x\"", "before"],
         ["last: 2", "last"],
         ["first: 2, searchTerm: \"lawn\"", "searchTerm"],
-        ["first: 2, filter: { status: active }", "filter.status"],
+        ["first: 2, filter: { visitsAssignedToUserId: \"x\" }", "filter.visitsAssignedToUserId"],
         ["first: 2, sort: [{key: SCHEDULE, direction: ASCENDING}]", "sort.key SCHEDULE"]
       ]
       for (const [args, name] of cases) {
         const res = yield* graphql(emu, access_token, pageQuery(args))
         expect(res.json.data).toBeNull()
-        expect(res.json.errors[0]).toMatchObject({ message: `argument ${name} is not supported by the emulator`, extensions: { code: "ARGUMENT_NOT_SUPPORTED" } })
+        expect(res.json.errors[0]).toMatchObject({ message: `argument ${name} of \`jobs\` is not supported by the emulator`, extensions: { code: "ARGUMENT_NOT_SUPPORTED" } })
       }
-      const otherSort = (yield* graphql(emu, access_token, pageQuery("first: 2, sort: [{key: JOB_NUMBER, direction: ASCENDING}]"))).json.data.jobs
+      // keyset cursors remember their order; offset cursors (the default) are positions in any order
+      yield* emu.admin.setCursorMode("keyset")
+      const otherSort = (yield* graphql(emu, access_token, pageQuery("first: 2, sort: [{key: UPDATED_AT, direction: DESCENDING}]"))).json.data.jobs
       const mismatch = yield* graphql(emu, access_token, pageQuery(`first: 2, after: "${otherSort.pageInfo.endCursor}"`))
       expect(mismatch.json.errors[0].extensions.code).toBe("INVALID_CURSOR")
       const garbage = yield* graphql(emu, access_token, pageQuery(`first: 2, after: "garbage"`))

@@ -4,10 +4,10 @@ import { SyncRunner } from "../../../src/sync/SyncRunner.js"
 import { connectAccount } from "../../support/connector.js"
 import { TestEmulator } from "../../support/emulator.js"
 import { estimateQueryCost } from "../../../src/api/costEstimate.js"
-import { streamNamed } from "../../../src/sync/streams/index.js"
+import { jobScalarsStream } from "../../../src/sync/streams/index.js"
 import { expectWarehouseExact, pagesToRead, syncHarness } from "../../support/syncHarness.js"
 
-const jobsStream = streamNamed("jobs")
+const jobsStream = jobScalarsStream
 
 // A tight bucket on the emulator's real clock: 1,000 points restoring at 200/s. A page of 32 jobs costs 993 points,
 // so each account waits ~5 s per page; 3 accounts x 100 jobs run concurrently in ~15 s.

@@ -5,9 +5,9 @@ import { allDocuments } from "../../../src/api/documents.js"
 import { estimateQueryCost } from "../../../src/api/costEstimate.js"
 import { serviceSchema } from "../../../src/api/serviceSchema.js"
 import { WebhookSubscriptionCreateMutation, WebhookSubscriptionsQuery } from "../../../src/sync/events/Subscriptions.js"
-import { allStreams, definedStreams, streamNamed } from "../../../src/sync/streams/index.js"
+import { allStreams, definedStreams, jobScalarsStream } from "../../../src/sync/streams/index.js"
 
-const jobsStream = streamNamed("jobs")
+const jobsStream = jobScalarsStream
 
 const documents = {
   ...allDocuments,

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Schema } from "effect"
 import { nodeGuard } from "../../../src/sync/nodeGuard.js"
-import { streamNamed } from "../../../src/sync/streams/index.js"
+import { jobScalarsStream } from "../../../src/sync/streams/index.js"
 import { job } from "../../support/jobFixtures.js"
 
-const jobsStream = streamNamed("jobs")
+const jobsStream = jobScalarsStream
 const JobNode = jobsStream.node
 
 const isJob = nodeGuard(JobNode)
@@ -48,5 +48,13 @@ describe("nodeGuard", () => {
     const WithTransformation = Schema.Struct({ id: Schema.String, total: Schema.NumberFromString })
     expect(nodeGuard(WithTransformation)({ id: "a", total: "1" })).toBe(false)
     expect(nodeGuard(Schema.Struct({ id: Schema.String, note: Schema.optional(Schema.String) }))({ id: "a" })).toBe(true)
+  })
+
+  it("checks arrays element by element (a visit's actionsUponComplete), as the Schema does", () => {
+    const WithList = Schema.Struct({ id: Schema.String, actions: Schema.Array(Schema.Literal("a", "b")) })
+    const guard = nodeGuard(WithList)
+    for (const node of [{ id: "x", actions: [] }, { id: "x", actions: ["a", "b"] }, { id: "x", actions: ["c"] }, { id: "x", actions: "a" }, { id: "x", actions: null }]) {
+      expect(guard(node), JSON.stringify(node)).toBe(Schema.is(WithList)(node))
+    }
   })
 })

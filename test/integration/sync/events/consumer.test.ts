@@ -5,7 +5,7 @@ import { estimateQueryCost } from "../../../../src/api/costEstimate.js"
 import { eventsJson, eventsTable } from "../../../../src/cli/status.js"
 import { EventConsumer } from "../../../../src/sync/events/EventConsumer.js"
 import { EventQueue } from "../../../../src/sync/events/EventQueue.js"
-import { streamNamed } from "../../../../src/sync/streams/index.js"
+import { jobScalarsStream } from "../../../../src/sync/streams/index.js"
 import { SyncRunner } from "../../../../src/sync/SyncRunner.js"
 import { connectAccount } from "../../../support/connector.js"
 import { TestEmulator } from "../../../support/emulator.js"
@@ -13,7 +13,7 @@ import { eventStates, queueEvents } from "../../../support/events.js"
 import { serviceProxy } from "../../../support/proxy.js"
 import { expectWarehouseExact, syncHarness } from "../../../support/syncHarness.js"
 
-const jobs = streamNamed("jobs")
+const jobs = jobScalarsStream
 /** What one job costs in a page: its fields (the connection's 1 point is per query). */
 const nodeCost = estimateQueryCost(jobs.document, { first: 1, offset: 0 }) - 1
 

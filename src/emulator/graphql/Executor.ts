@@ -1,0 +1,385 @@
+import {
+  type DocumentNode, type FieldNode, type FragmentDefinitionNode, getArgumentValues, getDirectiveValues, getNamedType, getVariableValues,
+  GraphQLError, type GraphQLField, GraphQLIncludeDirective, isAbstractType, isLeafType, isListType, isNonNullType, isObjectType,
+  type GraphQLObjectType, type GraphQLOutputType, type GraphQLSchema, GraphQLSkipDirective, Kind, type OperationDefinitionNode,
+  type SelectionSetNode
+} from "graphql"
+import { CursorRejected, type Page } from "../data/Collection.js"
+import type { Records, World } from "../data/World.js"
+import { collectionQuery, FieldError, pageWindow } from "./collectionQuery.js"
+
+/**
+ * Executes a validated operation over an account's world: every collection root field, links to other records (an
+ * `{ id }` costs nothing more; any other field reads the linked record), value objects, custom fields (unions by
+ * `__typename`), line items as a connection per parent, fragments, aliases, `@skip` and `@include`. It computes the
+ * actual query cost while it walks the answer: a connection costs 1 plus, per node it returned, its nodes' fields
+ * (nested connections by their own answers) and its `pageInfo` and `totalCount` fields; `nodes`, `edges`, `node`
+ * and `__typename` cost nothing themselves; any other field costs 1 plus its selection (a plain list: its costliest
+ * element). That is never above the requested cost (QueryCost.ts), which takes `first` for every connection.
+ *
+ * It replaces graphql-js's executor for this API because a backfill asks for millions of nodes: graphql-js's
+ * per-field promises and resolver calls made the emulator, not the connector, the bottleneck.
+ */
+
+export type RootResolver = (args: Record<string, unknown>) => unknown
+
+export interface ExecutionInput {
+  readonly schema: GraphQLSchema
+  readonly document: DocumentNode
+  readonly operation: OperationDefinitionNode
+  readonly variables: Record<string, unknown> | null | undefined
+  readonly world: World
+  readonly maxPageSize: number
+  /** Root fields that are not collections (account, mutations, webhook subscriptions). */
+  readonly roots: Readonly<Record<string, RootResolver>>
+  /** The scope a root field needs (absent: none); a missing one answers ACCESS_DENIED at the field. */
+  readonly scopeOf: (rootField: string) => string | undefined
+  readonly scopes: ReadonlySet<string>
+}
+
+export interface ExecutionOutput {
+  readonly data?: Record<string, unknown> | null
+  readonly errors?: ReadonlyArray<Record<string, unknown>>
+  readonly cost: number
+}
+
+/** Where a record object came from (so its line items and links can be read). */
+const SOURCE: unique symbol = Symbol("record source")
+interface Sourced {
+  [SOURCE]?: { readonly records: Records; readonly index: number }
+}
+
+/** A connection's answer: nodes made on demand, cursors, page info, total count. */
+export class ConnectionValue {
+  private made: ReadonlyArray<unknown> | undefined
+  constructor(
+    private readonly items: ReadonlyArray<number>,
+    private readonly make: (item: number) => unknown,
+    private readonly cursorOf: (item: number) => string,
+    readonly pageInfo: { hasNextPage: boolean; hasPreviousPage: boolean; startCursor: string | null; endCursor: string | null },
+    readonly totalCount: () => number
+  ) {}
+
+  static of(page: Page, make: (index: number) => unknown): ConnectionValue {
+    const head = page.indices[0]
+    const last = page.indices[page.indices.length - 1]
+    return new ConnectionValue(page.indices, make, page.cursorOf, {
+      hasNextPage: page.hasNextPage,
+      hasPreviousPage: page.hasPreviousPage,
+      startCursor: head === undefined ? null : page.cursorOf(head),
+      endCursor: last === undefined ? null : page.cursorOf(last)
+    }, page.totalCount)
+  }
+
+  /** A connection over a list held in memory (line items, subscriptions): offset cursors. */
+  static ofList(list: ReadonlyArray<unknown>, args: Record<string, unknown>, where: string, maxPageSize: number): ConnectionValue {
+    const window = pageWindow(args, where, maxPageSize)
+    let start = window.offset ?? 0
+    if (window.offset === undefined && window.after !== undefined) {
+      const text = Buffer.from(window.after, "base64").toString("utf8")
+      if (!/^\d+$/.test(text)) throw new FieldError(`after: "${window.after.slice(0, 40)}" is not a cursor issued by this endpoint`, "INVALID_CURSOR", { argument: "after" })
+      start = Number(text)
+    }
+    const items = Array.from({ length: Math.max(0, Math.min(window.first, list.length - start)) }, (_, k) => start + k)
+    const cursorOf = (i: number) => Buffer.from(String(i + 1)).toString("base64")
+    return new ConnectionValue(items, (i) => list[i], cursorOf, {
+      hasNextPage: start + items.length < list.length,
+      hasPreviousPage: start > 0 && list.length > 0,
+      startCursor: items.length === 0 ? null : cursorOf(items[0]!),
+      endCursor: items.length === 0 ? null : cursorOf(items[items.length - 1]!)
+    }, () => list.length)
+  }
+
+  get nodes(): ReadonlyArray<unknown> {
+    return (this.made ??= this.items.map(this.make))
+  }
+
+  get edges(): ReadonlyArray<{ cursor: string; node: unknown }> {
+    const nodes = this.nodes
+    return this.items.map((item, k) => ({ cursor: this.cursorOf(item), node: nodes[k] }))
+  }
+
+  get size(): number {
+    return this.items.length
+  }
+}
+
+/** Null reaching a non-null position: it goes up to the nearest nullable field. */
+const BUBBLE = Symbol("null bubbles up")
+const free = new Set(["nodes", "edges", "node", "__typename"])
+
+type Collected = ReadonlyArray<readonly [responseKey: string, nodes: ReadonlyArray<FieldNode>]>
+
+/** A field's type, classified once (graphql-js's type predicates are slow outside production mode). */
+type Shape =
+  | { readonly kind: "nonNull"; readonly of: Shape }
+  | { readonly kind: "list"; readonly of: Shape }
+  | { readonly kind: "leaf" }
+  | { readonly kind: "object"; readonly type: GraphQLObjectType }
+  | { readonly kind: "abstract"; readonly name: string }
+
+const shapes = new Map<GraphQLOutputType, Shape>()
+const shapeOf = (type: GraphQLOutputType): Shape => {
+  let shape = shapes.get(type)
+  if (shape === undefined) {
+    shape = isNonNullType(type)
+      ? { kind: "nonNull", of: shapeOf(type.ofType) }
+      : isListType(type)
+        ? { kind: "list", of: shapeOf(type.ofType) }
+        : isLeafType(type)
+          ? { kind: "leaf" }
+          : isObjectType(type)
+            ? { kind: "object", type }
+            : { kind: "abstract", name: (type as { name: string }).name }
+    shapes.set(type, shape)
+  }
+  return shape
+}
+
+interface FieldInfo {
+  readonly def: GraphQLField<unknown, unknown>
+  readonly shape: Shape
+  readonly nonNull: boolean
+  /** The named type, when an object type. */
+  readonly objectType: GraphQLObjectType | undefined
+  readonly connection: boolean
+  readonly free: boolean
+}
+const fieldInfos = new Map<GraphQLField<unknown, unknown>, FieldInfo>()
+const fieldInfo = (def: GraphQLField<unknown, unknown>): FieldInfo => {
+  let info = fieldInfos.get(def)
+  if (info === undefined) {
+    const named = getNamedType(def.type)
+    info = {
+      def,
+      shape: shapeOf(def.type),
+      nonNull: isNonNullType(def.type),
+      objectType: isObjectType(named) ? named : undefined,
+      connection: named.name.endsWith("Connection"),
+      free: free.has(def.name)
+    }
+    fieldInfos.set(def, info)
+  }
+  return info
+}
+
+export const executeOperation = (input: ExecutionInput): ExecutionOutput => {
+  const { schema, document, operation, world } = input
+  const coerced = getVariableValues(schema, operation.variableDefinitions ?? [], input.variables ?? {})
+  if (coerced.errors) return { errors: coerced.errors.map((e) => e.toJSON() as unknown as Record<string, unknown>), cost: 0 }
+  const variables = coerced.coerced
+  const fragments = new Map<string, FragmentDefinitionNode>()
+  for (const d of document.definitions) if (d.kind === Kind.FRAGMENT_DEFINITION) fragments.set(d.name.value, d)
+  const errors: Array<Record<string, unknown>> = []
+  let cost = 0
+
+  const collectCache = new Map<SelectionSetNode, Map<string, Collected>>()
+  const included = (node: { readonly directives?: ReadonlyArray<unknown> | undefined } & Parameters<typeof getDirectiveValues>[1]): boolean => {
+    if (!node.directives || node.directives.length === 0) return true
+    if (getDirectiveValues(GraphQLSkipDirective, node, variables)?.if === true) return false
+    return getDirectiveValues(GraphQLIncludeDirective, node, variables)?.if !== false
+  }
+  const typeApplies = (condition: string | undefined, type: GraphQLObjectType): boolean => {
+    if (condition === undefined || condition === type.name) return true
+    const t = schema.getType(condition)
+    return t !== undefined && isAbstractType(t) && schema.isSubType(t, type)
+  }
+  const collect = (set: SelectionSetNode, type: GraphQLObjectType): Collected => {
+    let byType = collectCache.get(set)
+    const cached = byType?.get(type.name)
+    if (cached) return cached
+    const out = new Map<string, Array<FieldNode>>()
+    const visited = new Set<string>()
+    const walk = (s: SelectionSetNode) => {
+      for (const sel of s.selections) {
+        if (!included(sel)) continue
+        if (sel.kind === Kind.FIELD) {
+          const key = sel.alias?.value ?? sel.name.value
+          const list = out.get(key)
+          if (list) list.push(sel)
+          else out.set(key, [sel])
+        } else if (sel.kind === Kind.INLINE_FRAGMENT) {
+          if (typeApplies(sel.typeCondition?.name.value, type)) walk(sel.selectionSet)
+        } else {
+          const frag = fragments.get(sel.name.value)
+          if (!frag || visited.has(frag.name.value)) continue
+          visited.add(frag.name.value)
+          if (typeApplies(frag.typeCondition.name.value, type)) walk(frag.selectionSet)
+        }
+      }
+    }
+    walk(set)
+    const collected: Collected = [...out]
+    if (!byType) collectCache.set(set, (byType = new Map()))
+    byType.set(type.name, collected)
+    return collected
+  }
+  const subSelections = (nodes: ReadonlyArray<FieldNode>): ReadonlyArray<SelectionSetNode> => {
+    const sets: Array<SelectionSetNode> = []
+    for (const n of nodes) if (n.selectionSet) sets.push(n.selectionSet)
+    return sets
+  }
+  const collectAll = (sets: ReadonlyArray<SelectionSetNode>, type: GraphQLObjectType): Collected => {
+    if (sets.length === 1) return collect(sets[0]!, type)
+    const merged = new Map<string, Array<FieldNode>>()
+    for (const s of sets) for (const [key, nodes] of collect(s, type)) merged.set(key, [...(merged.get(key) ?? []), ...nodes])
+    return [...merged]
+  }
+
+  /** Whether the selection of a link reads nothing but its id. */
+  const onlyId = (nodes: ReadonlyArray<FieldNode>, type: GraphQLObjectType): boolean =>
+    collectAll(subSelections(nodes), type).every(([, fs]) => fs[0]!.name.value === "id" || fs[0]!.name.value === "__typename")
+
+  const argsCache = new Map<FieldNode, Record<string, unknown>>()
+  const argumentsOf = (def: GraphQLField<unknown, unknown>, node: FieldNode): Record<string, unknown> => {
+    let args = argsCache.get(node)
+    if (!args) argsCache.set(node, (args = getArgumentValues(def, node, variables)))
+    return args
+  }
+
+  const recordObject = (records: Records, index: number): Record<string, unknown> => {
+    const record = records.record(index) as Record<string, unknown> & Sourced
+    record[SOURCE] = { records, index }
+    return record
+  }
+
+  const resolveRoot = (name: string, args: Record<string, unknown>): unknown => {
+    const scope = input.scopeOf(name)
+    if (scope !== undefined && !input.scopes.has(scope)) {
+      throw new FieldError(`Access denied: \`${name}\` requires the ${scope} scope, which was not granted to this app`, "ACCESS_DENIED", { scope })
+    }
+    const root = input.roots[name]
+    if (root) return root(args)
+    if (world.has(name)) {
+      const records = world.records(name)
+      const query = collectionQuery(records, args, input.maxPageSize)
+      let page: Page
+      try {
+        page = records.collection.page(query)
+      } catch (e) {
+        if (e instanceof CursorRejected) throw new FieldError(e.reason, "INVALID_CURSOR", { argument: "after" })
+        throw e
+      }
+      return ConnectionValue.of(page, (index) => recordObject(records, index))
+    }
+    throw new FieldError(`\`${name}\` is not served by the emulator`, "FIELD_NOT_SUPPORTED", { field: name })
+  }
+
+  const resolveField = (parentType: GraphQLObjectType, parent: unknown, info: FieldInfo, nodes: ReadonlyArray<FieldNode>): unknown => {
+    const def = info.def
+    const name = def.name
+    if (parent === undefined) return resolveRoot(name, argumentsOf(def, nodes[0]!))
+    const source = (parent as Sourced)[SOURCE]
+    if (source !== undefined && info.connection) {
+      const children = source.records.def.children
+      if (children?.field !== name) throw new FieldError(`\`${parentType.name}.${name}\` is not served by the emulator`, "FIELD_NOT_SUPPORTED", { field: `${parentType.name}.${name}` })
+      return ConnectionValue.ofList(source.records.children(source.index), argumentsOf(def, nodes[0]!), `\`${parentType.name}.${name}\``, input.maxPageSize)
+    }
+    const value = (parent as Record<string, unknown>)[name]
+    if (typeof value === "function") return (value as (args: Record<string, unknown>) => unknown)(argumentsOf(def, nodes[0]!))
+    const named = info.objectType
+    if (value !== null && typeof value === "object" && named !== undefined && (value as Sourced)[SOURCE] === undefined && !(value instanceof ConnectionValue) && !Array.isArray(value)) {
+      const linked = world.recordsOfType(named.name)
+      if (linked !== undefined && !onlyId(nodes, named)) {
+        const index = linked.collection.indexOfId(String((value as { id?: unknown }).id))
+        return index === undefined ? null : recordObject(linked, index)
+      }
+    }
+    return value
+  }
+
+  const pathOf = (path: ReadonlyArray<string | number>) => [...path]
+
+  const executeFields = (type: GraphQLObjectType, parent: unknown, fields: Collected, path: Array<string | number>, multiplier: number): Record<string, unknown> => {
+    const out: Record<string, unknown> = {}
+    const defs = type.getFields()
+    for (const [key, nodes] of fields) {
+      const fieldName = nodes[0]!.name.value
+      if (fieldName === "__typename") {
+        out[key] = type.name
+        continue
+      }
+      const info = fieldInfo(defs[fieldName]!)
+      path.push(key)
+      const before = cost
+      try {
+        out[key] = completeValue(info.shape, nodes, resolveField(type, parent, info, nodes), path)
+      } catch (e) {
+        if (e === BUBBLE) {
+          if (info.nonNull) throw BUBBLE
+          out[key] = null
+        } else if (e instanceof FieldError || e instanceof GraphQLError) {
+          const extensions = e instanceof FieldError ? { code: e.code, ...e.extra } : (e.extensions ?? {})
+          errors.push(new GraphQLError(e.message, { nodes, path: pathOf(path), extensions }).toJSON() as unknown as Record<string, unknown>)
+          if (info.nonNull) throw BUBBLE
+          out[key] = null
+        } else throw e
+      } finally {
+        path.pop()
+      }
+      if (!info.free && !info.connection) cost += 1
+      if (multiplier !== 1) cost = before + (cost - before) * multiplier
+    }
+    return out
+  }
+
+  const completeValue = (shape: Shape, nodes: ReadonlyArray<FieldNode>, value: unknown, path: Array<string | number>): unknown => {
+    if (shape.kind === "nonNull") {
+      const v = completeValue(shape.of, nodes, value, path)
+      if (v === null) throw BUBBLE
+      return v
+    }
+    if (value === null || value === undefined) return null
+    if (shape.kind === "leaf") return value
+    if (shape.kind === "list") {
+      const list = value as ReadonlyArray<unknown>
+      const out: Array<unknown> = []
+      const before = cost
+      let costliest = 0
+      for (let k = 0; k < list.length; k++) {
+        const at = cost
+        path.push(k)
+        out.push(completeValue(shape.of, nodes, list[k], path))
+        path.pop()
+        costliest = Math.max(costliest, cost - at)
+      }
+      // a connection's nodes and edges each cost what they hold; any other list, its costliest element
+      const field = nodes[0]!.name.value
+      if (field !== "nodes" && field !== "edges") cost = before + costliest
+      return out
+    }
+    let objectType: GraphQLObjectType
+    if (shape.kind === "abstract") {
+      const typename = (value as { __typename?: unknown }).__typename
+      const t = typeof typename === "string" ? schema.getType(typename) : undefined
+      if (!isObjectType(t)) throw new FieldError(`the emulator cannot tell the type of a ${shape.name} value`, "INTERNAL_SERVER_ERROR")
+      objectType = t
+    } else objectType = shape.type
+    const fields = collectAll(subSelections(nodes), objectType)
+    if (value instanceof ConnectionValue) return completeConnection(objectType, value, fields, path)
+    return executeFields(objectType, value, fields, path, 1)
+  }
+
+  /** 1, plus its nodes' own costs, plus `pageInfo` and `totalCount` once per node it returned. */
+  const completeConnection = (type: GraphQLObjectType, connection: ConnectionValue, fields: Collected, path: Array<string | number>): Record<string, unknown> => {
+    const perNode = fields.filter(([, nodes]) => free.has(nodes[0]!.name.value))
+    const perSlot = fields.filter(([, nodes]) => !free.has(nodes[0]!.name.value))
+    const a = executeFields(type, connection, perNode, path, 1)
+    const b = executeFields(type, connection, perSlot, path, connection.size)
+    cost += 1
+    const out: Record<string, unknown> = {}
+    for (const [key] of fields) out[key] = key in a ? a[key] : b[key]
+    return out
+  }
+
+  const rootType = operation.operation === "mutation" ? schema.getMutationType() : schema.getQueryType()
+  if (!rootType) return { errors: [{ message: `the schema has no ${operation.operation} type` }], cost: 0 }
+  let data: Record<string, unknown> | null
+  try {
+    data = executeFields(rootType, undefined, collect(operation.selectionSet, rootType), [], 1)
+  } catch (e) {
+    if (e !== BUBBLE) throw e
+    data = null
+  }
+  return { data, ...(errors.length > 0 ? { errors } : {}), cost }
+}

@@ -1,0 +1,98 @@
+import { SqlClient } from "@effect/sql"
+import { expect } from "@effect/vitest"
+import { Effect } from "effect"
+import { sanitizeJson, sanitizeText } from "../../src/sync/landing/sanitize.js"
+import type { AnyStream, Column } from "../../src/sync/streams/Stream.js"
+import { TestEmulator } from "./emulator.js"
+
+/**
+ * Exactness of any stream against the emulator's own listing (`listRecords`): the warehouse's live rows of the
+ * account are exactly the service's records (same ids, every mapped column equal), each parent's live line items are
+ * exactly its line items, each record's live custom fields exactly its custom fields. A mismatch names the stream,
+ * the record and the column.
+ */
+
+const valueAt = (record: Record<string, unknown>, path: ReadonlyArray<string>): unknown => {
+  let v: unknown = record
+  for (const part of path) v = v === null || v === undefined ? undefined : (v as Record<string, unknown>)[part]
+  return v
+}
+
+const expectedValue = (column: Column, record: Record<string, unknown>): unknown => {
+  if (!column.selected) return null
+  const v = valueAt(record, column.path)
+  if (v === null || v === undefined) return null
+  if (column.type === "timestamptz") return Date.parse(v as string)
+  if (column.type === "jsonb") return sanitizeJson(v)
+  if (typeof v === "string") return sanitizeText(v)
+  return v
+}
+
+const storedValue = (column: Column, row: Record<string, unknown>): unknown => {
+  const v = row[column.column]
+  return v instanceof Date ? v.getTime() : v
+}
+
+const compareColumns = (where: string, columns: ReadonlyArray<Column>, stored: Record<string, unknown>, expected: Record<string, unknown>) => {
+  const got: Record<string, unknown> = {}
+  const want: Record<string, unknown> = {}
+  for (const c of columns) {
+    got[c.column] = storedValue(c, stored)
+    want[c.column] = expectedValue(c, expected)
+  }
+  if (JSON.stringify(got) !== JSON.stringify(want)) expect(got, where).toEqual(want)
+}
+
+const idsOf = (list: unknown): Array<string> => ((list as ReadonlyArray<{ id: string }> | null | undefined) ?? []).map((x) => x.id).sort()
+
+export const expectStreamExact = (stream: AnyStream, accountId: string) =>
+  Effect.gen(function* () {
+    const { admin } = yield* TestEmulator
+    const sql = yield* SqlClient.SqlClient
+    const listed = yield* admin.listRecords(accountId, stream.connection)
+    const service = new Map(listed.map((r) => [String(r.id), r]))
+    const rows = yield* sql<Record<string, unknown>>`SELECT * FROM ${sql(stream.table)} WHERE account_id = ${accountId} AND deleted_at IS NULL`
+    const stored = new Map(rows.map((r) => [String(r.id), r]))
+    expect([...stored.keys()].sort(), `${stream.name}: the live rows are the service's records`).toEqual([...service.keys()].sort())
+    for (const [id, record] of service) compareColumns(`${stream.name} ${id}`, stream.columns, stored.get(id)!, record)
+
+    for (const child of stream.children) {
+      const childRows = yield* sql<Record<string, unknown>>`
+        SELECT * FROM ${sql(child.table)} WHERE account_id = ${accountId} AND deleted_at IS NULL`
+      const byParent = new Map<string, Array<Record<string, unknown>>>()
+      for (const r of childRows) {
+        const parent = String(r[child.parentColumn])
+        byParent.set(parent, [...(byParent.get(parent) ?? []), r])
+      }
+      for (const [id, record] of service) {
+        const items = (record[child.field] as ReadonlyArray<Record<string, unknown>> | undefined) ?? []
+        const landed = byParent.get(id) ?? []
+        expect(landed.map((r) => String(r.id)).sort(), `${child.table} of ${stream.name} ${id}`).toEqual(idsOf(items))
+        const landedById = new Map(landed.map((r) => [String(r.id), r]))
+        for (const item of items) compareColumns(`${child.table} ${item.id} of ${id}`, child.columns, landedById.get(String(item.id))!, item)
+      }
+      const orphans = [...byParent.keys()].filter((parent) => !service.has(parent))
+      expect(orphans, `${child.table}: live rows under parents the service no longer has`).toEqual([])
+    }
+
+    if (stream.customFields !== undefined) {
+      const fields = yield* sql<{ parent_id: string; field_key: string; label: string }>`
+        SELECT parent_id, field_key, label FROM custom_fields
+        WHERE account_id = ${accountId} AND parent_type = ${stream.customFields} AND deleted_at IS NULL`
+      const byParent = new Map<string, Array<string>>()
+      for (const f of fields) byParent.set(f.parent_id, [...(byParent.get(f.parent_id) ?? []), `${f.field_key}|${f.label}`])
+      for (const [id, record] of service) {
+        const want = ((record.customFields as ReadonlyArray<{ id?: string; label: string }> | undefined) ?? []).map((f) => `${f.id ?? f.label}|${f.label}`).sort()
+        expect((byParent.get(id) ?? []).sort(), `custom fields of ${stream.name} ${id}`).toEqual(want)
+      }
+    }
+    return service.size
+  })
+
+/** Every stream exact; the number of live records of each. */
+export const expectAccountExact = (streams: ReadonlyArray<AnyStream>, accountId: string) =>
+  Effect.gen(function* () {
+    const counts: Record<string, number> = {}
+    for (const stream of streams) counts[stream.name] = yield* expectStreamExact(stream, accountId)
+    return counts
+  })
