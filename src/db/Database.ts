@@ -103,7 +103,7 @@ export const makeDatabaseLayer = (
       } else {
         const dataDir = target.dataDir === "memory" ? "memory" : path.resolve(target.dataDir, "pg")
         const embedded = yield* startEmbeddedPostgres({ dataDir, searchPath: target.schema })
-        yield* Effect.logDebug(`embedded Postgres on 127.0.0.1:${embedded.port}, data in ${embedded.dataDir}`)
+        yield* Effect.logDebug(`embedded Postgres on the socket in ${embedded.host}, data in ${embedded.dataDir}`)
         connection = { host: embedded.host, port: embedded.port, user: "postgres", database: "postgres" }
       }
       const prepared = makePreparedStatements()
