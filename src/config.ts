@@ -23,6 +23,16 @@ export const DatabaseConfig = Config.all({
 })
 export type DatabaseConfig = Config.Config.Success<typeof DatabaseConfig>
 
+/**
+ * Where `query` reads: `QUERY_DATABASE_URL` (a role with SELECT only on DB_SCHEMA, see config/postgres/roles.sql) when
+ * set, else `DATABASE_URL`, else the embedded database under DATA_DIR.
+ */
+export const QueryDatabaseConfig = Config.all({
+  queryUrl: Config.option(Config.redacted("QUERY_DATABASE_URL")),
+  database: DatabaseConfig
+})
+export type QueryDatabaseConfig = Config.Config.Success<typeof QueryDatabaseConfig>
+
 const isoDate = /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$/
 
 const httpUrl = (name: string) =>
