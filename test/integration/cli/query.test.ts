@@ -79,6 +79,18 @@ layer(TestDatabaseLive)("query: one read-only statement", (it) => {
     })
   )
 
+  it.effect.skipIf(embeddedTestDatabase())("a connection string whose own options replace the read-only start is refused, naming it", () =>
+    Effect.gen(function* () {
+      const { env, schema } = yield* TestDatabase
+      const url = new URL(env.DATABASE_URL!)
+      url.searchParams.set("options", `-c search_path=${schema}`)
+      const refused = yield* Effect.flip(queryWith({ ...env, DATABASE_URL: url.toString() })("SELECT 1"))
+      expect(refused.message).toBe(
+        "query: the session is not read-only: DATABASE_URL's own options replace the default_transaction_read_only=on query starts with (remove options=... from DATABASE_URL)"
+      )
+    })
+  )
+
   it.effect("query runs no migration and creates nothing: a schema it names stays absent", () =>
     Effect.gen(function* () {
       const { env } = yield* TestDatabase
