@@ -1,14 +1,16 @@
 import { Config, ConfigError, Duration, Either, Option, Redacted } from "effect"
+import { schemaNameProblem } from "./db/schemaName.js"
 
 /** Where the warehouse lives: a real Postgres (`DATABASE_URL`) or the embedded one under `DATA_DIR`. */
 export const DatabaseConfig = Config.all({
   url: Config.option(Config.redacted("DATABASE_URL")),
   dataDir: Config.string("DATA_DIR").pipe(Config.withDefault("./.data")),
+  /** A plain identifier that is neither a keyword nor a system schema (`schemaNameProblem` says which). */
   schema: Config.string("DB_SCHEMA").pipe(
     Config.withDefault("account_sync"),
-    Config.validate({
-      message: "DB_SCHEMA: expected a Postgres identifier (lowercase letters, digits and underscores, starting with a letter)",
-      validation: (s) => /^[a-z_][a-z0-9_]{0,62}$/.test(s)
+    Config.mapOrFail((name) => {
+      const problem = schemaNameProblem(name)
+      return problem === undefined ? Either.right(name) : Either.left(ConfigError.InvalidData([], problem))
     })
   ),
   prepareStatements: Config.boolean("DATABASE_PREPARED_STATEMENTS").pipe(Config.withDefault(true)),
@@ -20,6 +22,16 @@ export const DatabaseConfig = Config.all({
   applicationName: Config.string("DATABASE_APPLICATION_NAME").pipe(Config.withDefault("account-sync"))
 })
 export type DatabaseConfig = Config.Config.Success<typeof DatabaseConfig>
+
+/**
+ * Where `query` reads: `QUERY_DATABASE_URL` (a role with SELECT only on DB_SCHEMA, see config/postgres/roles.sql) when
+ * set, else `DATABASE_URL`, else the embedded database under DATA_DIR.
+ */
+export const QueryDatabaseConfig = Config.all({
+  queryUrl: Config.option(Config.redacted("QUERY_DATABASE_URL")),
+  database: DatabaseConfig
+})
+export type QueryDatabaseConfig = Config.Config.Success<typeof QueryDatabaseConfig>
 
 const isoDate = /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$/
 

@@ -1,10 +1,12 @@
 import { Args, Command, Options } from "@effect/cli"
-import { SqlClient } from "@effect/sql"
 import { Console, Effect } from "effect"
-import { MigratedDatabaseLive } from "../db/Database.js"
+import { QueryDatabaseConfig } from "../config.js"
+import { refusalOf } from "../db/readOnlyStatement.js"
+import { openReadOnlySession } from "../db/ReadOnlySession.js"
+import { ExitCodes, ExitWith } from "./ExitCode.js"
 import { alignedTable } from "./table.js"
 
-const statement = Args.text({ name: "sql" }).pipe(Args.withDescription("A read-only SQL statement, e.g. \"SELECT count(*) FROM jobs\""))
+const statement = Args.text({ name: "sql" }).pipe(Args.withDescription("One read-only SQL statement (SELECT, WITH, VALUES, TABLE, SHOW or EXPLAIN), e.g. \"SELECT count(*) FROM jobs\""))
 const json = Options.boolean("json").pipe(Options.withDescription("Print the rows as JSON"))
 
 const cellText = (value: unknown): string =>
@@ -24,13 +26,30 @@ export const rowsTable = (rows: ReadonlyArray<Record<string, unknown>>): string 
   return alignedTable([header, ...cells])
 }
 
-/** `query`: reads the warehouse (embedded or DATABASE_URL) in a read-only transaction; handy for the embedded one. */
+/**
+ * The rows of one read-only statement: refused before it is sent unless it starts as one that only reads (see
+ * readOnlyStatement.ts), then run on a session read-only from its start (QUERY_DATABASE_URL, else DATABASE_URL, else
+ * the embedded database), as one prepared statement in a read-only transaction that is rolled back. No migration runs.
+ */
+export const runQuery = (statement: string) =>
+  Effect.gen(function* () {
+    const refusal = refusalOf(statement)
+    if (refusal !== undefined) return yield* refusal
+    const session = yield* openReadOnlySession(yield* QueryDatabaseConfig)
+    const result = yield* session.run(statement)
+    return result.rows
+  }).pipe(Effect.scoped)
+
+/** `query`: reads the warehouse (embedded or a real Postgres), read-only; handy for the embedded one. */
 export const queryCommand = Command.make("query", { statement, json }, ({ json, statement }) =>
   Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-    const rows = yield* sql.withTransaction(
-      Effect.zipRight(sql`SET TRANSACTION READ ONLY`, sql.unsafe<Record<string, unknown>>(statement))
+    const rows = yield* runQuery(statement).pipe(
+      Effect.catchTag("QueryRefused", (refused) => new ExitWith({ code: ExitCodes.usage, message: refused.message }))
     )
     yield* Console.log(json ? JSON.stringify(rows, null, 2) : rowsTable(rows))
-  }).pipe(Effect.provide(MigratedDatabaseLive))
-).pipe(Command.withDescription("Run a read-only SQL query against the warehouse and print the rows (tables live in DB_SCHEMA)."))
+  })
+).pipe(
+  Command.withDescription(
+    "Run one read-only SQL statement against the warehouse and print the rows (tables live in DB_SCHEMA; QUERY_DATABASE_URL, when set, is the connection used)."
+  )
+)

@@ -70,11 +70,16 @@ const openPool = (
     (pool) => Effect.promise(() => pool.end()).pipe(Effect.timeoutOption("2 seconds"))
   )
 
-/** Creates the schema, checks it comes first on the search_path, and asks the server what it is. */
+/**
+ * Creates the schema when it is missing, checks it comes first on the search_path, and asks the server what it is.
+ * An existing schema is not created again: a role that owns only DB_SCHEMA may not create schemas in the database
+ * (and Postgres checks that privilege before IF NOT EXISTS).
+ */
 const inspect = (pool: pg.Pool, schema: string) =>
   Effect.tryPromise({
     try: async () => {
-      await pool.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`)
+      const existing = await pool.query("SELECT 1 FROM pg_namespace WHERE nspname = $1", [schema])
+      if (existing.rowCount === 0) await pool.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`)
       const { rows } = await pool.query<{ schema: string | null; version: string }>("SELECT current_schema() AS schema, version() AS version")
       return { current: rows[0]?.schema ?? null, singleSession: /PGlite/i.test(rows[0]?.version ?? "") }
     },
@@ -103,7 +108,7 @@ export const makeDatabaseLayer = (
       } else {
         const dataDir = target.dataDir === "memory" ? "memory" : path.resolve(target.dataDir, "pg")
         const embedded = yield* startEmbeddedPostgres({ dataDir, searchPath: target.schema })
-        yield* Effect.logDebug(`embedded Postgres on 127.0.0.1:${embedded.port}, data in ${embedded.dataDir}`)
+        yield* Effect.logDebug(`embedded Postgres on the socket in ${embedded.host}, data in ${embedded.dataDir}`)
         connection = { host: embedded.host, port: embedded.port, user: "postgres", database: "postgres" }
       }
       const prepared = makePreparedStatements()

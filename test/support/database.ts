@@ -46,7 +46,7 @@ export const testDatabaseAt = (extra: Env | ((schema: string) => Env) = {}): Lay
       const url =
         configured ??
         (yield* Effect.orDie(
-          Effect.map(startEmbeddedPostgres({ dataDir: "memory", searchPath: schema }), (embedded) => `postgres://postgres@127.0.0.1:${embedded.port}/postgres`)
+          Effect.map(startEmbeddedPostgres({ dataDir: "memory", searchPath: schema }), (embedded) => embedded.url)
         ))
       if (configured) yield* Effect.addFinalizer(() => dropSchema(url, schema))
       return { url, schema, env: { DATABASE_URL: url, DB_SCHEMA: schema, DATABASE_POOL_SIZE: "12", ...(typeof extra === "function" ? extra(schema) : extra) } }

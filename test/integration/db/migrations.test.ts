@@ -14,7 +14,7 @@ const configured = process.env.TEST_DATABASE_URL
 const scratchDatabaseUrl = Effect.gen(function* () {
   if (configured === undefined) {
     const embedded = yield* startEmbeddedPostgres({ dataDir: "memory", searchPath: "account_sync" })
-    return `postgres://postgres@127.0.0.1:${embedded.port}/postgres`
+    return embedded.url
   }
   const name = `as_scratch_${crypto.randomBytes(4).toString("hex")}`
   const admin = (statement: string) =>

@@ -17,7 +17,7 @@ it.scoped("the embedded Postgres is one session, started here or reached through
     expect(yield* topologyOf(Option.none())).toEqual({ singleSession: true, prepares: false })
     // (an embedded database serves the one schema it was started with: its session's search_path)
     const embedded = yield* startEmbeddedPostgres({ dataDir: "memory", searchPath: "account_sync" })
-    expect(yield* topologyOf(Option.some(`postgres://postgres@127.0.0.1:${embedded.port}/postgres`), "account_sync")).toEqual({ singleSession: true, prepares: false })
+    expect(yield* topologyOf(Option.some(embedded.url), "account_sync")).toEqual({ singleSession: true, prepares: false })
   })
 )
 

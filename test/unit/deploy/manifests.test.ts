@@ -48,6 +48,28 @@ describe("deployment examples", () => {
     expect(compose!.services.sync.command).toEqual(["sync"])
   })
 
+  it("docker-compose: serve and sync log in as the role that owns only the schema, query as the reader; the superuser's password stays with postgres", () => {
+    const [compose] = documentsOf(path.join(root, "docker-compose.yml"))
+    const { postgres, serve, sync } = compose!.services
+    expect(postgres.volumes).toEqual(
+      expect.arrayContaining([
+        "./config/postgres/roles.sql:/account-sync/roles.sql:ro",
+        "./config/postgres/init-roles.sh:/docker-entrypoint-initdb.d/10-account-sync-roles.sh:ro"
+      ])
+    )
+    expect(postgres.env_file).toBe("config/postgres/superuser.env")
+    expect(postgres.environment.POSTGRES_PASSWORD).toBeUndefined()
+    for (const service of [serve, sync]) {
+      expect(new URL(service.environment.DATABASE_URL).username).toBe("account_sync")
+      expect(new URL(service.environment.QUERY_DATABASE_URL).username).toBe("account_sync_reader")
+      expect([service.env_file].flat()).toEqual([".env"])
+    }
+    expect(fs.statSync(path.join(root, "config/postgres/init-roles.sh")).mode & 0o111).not.toBe(0)
+    for (const ignore of [".gitignore", ".dockerignore"]) {
+      expect(fs.readFileSync(path.join(root, ignore), "utf8").split("\n")).toContain("config/postgres/superuser.env")
+    }
+  })
+
   it("the crontab line runs `account-sync sync` every 15 minutes", () => {
     const lines = fs.readFileSync(path.join(root, "config/crontab"), "utf8").split("\n").filter((l) => /^\S+ \S+ \S+ \S+ \S+ /.test(l) && !l.startsWith("#") && !/^[A-Z_]+=/.test(l))
     expect(lines.some((l) => l.startsWith("*/15 * * * *") && l.includes("account-sync sync"))).toBe(true)
