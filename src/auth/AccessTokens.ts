@@ -6,7 +6,7 @@ import * as Metrics from "../observability/metrics.js"
 import { Connections } from "./Connections.js"
 import { type AccessTokenError, NotConnected, TokenRefused } from "./errors.js"
 import { OAuthClient } from "./OAuthClient.js"
-import { TokenEndpoint } from "./TokenEndpoint.js"
+import { type IssuedTokens, TokenEndpoint } from "./TokenEndpoint.js"
 import { type StoredTokens, TokenStore } from "./TokenStore.js"
 
 /**
@@ -47,9 +47,9 @@ export const recheckAfterMs = 1000
 
 /**
  * Over the token store and endpoint. The row lock is held across the token endpoint call on purpose; the call is
- * bounded by its timeout and retry schedule. Database failures and an undecryptable store are defects here: nothing
- * a caller could do per account (a lost session is retried first for the plain reads; not for a refresh, whose
- * rotated token must commit or be refused).
+ * bounded by its timeout and retry schedule. Database failures are defects here: nothing a caller could do per
+ * account (a lost session is retried first for the plain reads; not for a refresh, whose rotated token must commit
+ * or be refused). An undecryptable stored token is the account's error (TokenUnreadable): its run fails, others go on.
  */
 export const AccessTokensLive = Layer.effect(
   AccessTokens,
@@ -118,7 +118,9 @@ export const AccessTokensLive = Layer.effect(
             )
           )
           if ("_tag" in issued) return issued
-          const written = yield* store.write(accountId, issued, "refresh")
+          // a refresh token the service did not replace is written again too: under the current key (rotation)
+          const tokens: IssuedTokens = Option.isSome(issued.refreshToken) ? issued : { ...issued, refreshToken: stored.refreshToken }
+          const written = yield* store.write(accountId, tokens, "refresh")
           remember(accountId, written, nowMs)
           yield* Metric.increment(Metrics.forAccount(Metrics.tokenRefreshes, accountId))
           yield* Effect.logInfo(`refreshed the access token (valid until ${written.expiresAt.toISOString()})`)
@@ -129,12 +131,14 @@ export const AccessTokensLive = Layer.effect(
         Effect.flatMap((result) =>
           Redacted.isRedacted(result) ? Effect.succeed(result) : Effect.fail(new TokenRefused({ accountId, reason: result.reason }))
         ),
-        Effect.catchTags({ SqlError: Effect.die, TokenKeyMismatch: Effect.die }),
+        Effect.catchTags({ SqlError: Effect.die }),
         Effect.onError(() => Effect.sync(() => recent.delete(accountId))),
         Effect.tapError((e) =>
           e._tag === "NotConnected" ? Effect.void : Metric.increment(Metrics.forAccount(Metrics.tokenRefreshFailures, accountId))
         ),
-        Effect.tapError((e) => (e._tag === "ClientMisconfigured" || e._tag === "TokenEndpointUnavailable" ? Effect.logError(e.message) : Effect.void)),
+        Effect.tapError((e) =>
+          e._tag === "ClientMisconfigured" || e._tag === "TokenEndpointUnavailable" || e._tag === "TokenUnreadable" ? Effect.logError(e.message) : Effect.void
+        ),
         Effect.annotateLogs({ accountId }),
         Effect.withSpan("AccessTokens.refresh", { attributes: { accountId } })
       )
@@ -150,7 +154,7 @@ export const AccessTokensLive = Layer.effect(
         const status = yield* Effect.orDie(connections.status(accountId))
         if (status !== "active") return yield* new NotConnected({ accountId, status })
         // a plain read: repeated on a new session when the old one was lost (a terminated backend, a reset socket)
-        const current = yield* retryOnConnectionLoss(store.read(accountId)).pipe(Effect.catchTags({ SqlError: Effect.die, TokenKeyMismatch: Effect.die }))
+        const current = yield* retryOnConnectionLoss(store.read(accountId)).pipe(Effect.catchTags({ SqlError: Effect.die }))
         if (Option.isNone(current)) return yield* new NotConnected({ accountId, status: "active, without tokens" })
         if (isUsable(current.value, nowMs, skewMs)) {
           remember(accountId, current.value, nowMs)

@@ -2,7 +2,7 @@ import { SqlClient, type SqlError, SqlSchema } from "@effect/sql"
 import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
 import { retryingOnConnectionLoss } from "../db/connectionRetry.js"
 import { rowsOrDie } from "../db/rows.js"
-import type { TokenKeyMismatch } from "./errors.js"
+import type { TokenUnreadable } from "./errors.js"
 import type { IssuedTokens } from "./TokenEndpoint.js"
 import { TokenStore } from "./TokenStore.js"
 
@@ -94,7 +94,7 @@ export class Connections extends Context.Tag("account-sync/Connections")<
       readonly accountName: string
       readonly scopes: ReadonlyArray<string>
       readonly tokens: IssuedTokens
-    }) => Effect.Effect<Connection, SqlError.SqlError | TokenKeyMismatch>
+    }) => Effect.Effect<Connection, SqlError.SqlError | TokenUnreadable>
     readonly rename: (accountId: string, accountName: string) => Effect.Effect<void, SqlError.SqlError>
     /**
      * The service refused the account's tokens: the connection stops until reconnected. Only an active connection
