@@ -153,6 +153,29 @@ layer(Stack)("token store and connections (Postgres)", (it) => {
     })
   )
 
+  it.effect("after a refresh whose session was lost: only a revocation by a refused refresh since it began is undone", () =>
+    Effect.gen(function* () {
+      const connections = yield* Connections
+      const sql = yield* SqlClient.SqlClient
+      const restore = (since: string) =>
+        sql.withTransaction(connections.restoreAfterLostRefresh("acc-lost", new Date(since)))
+      const status = Effect.map(connections.get("acc-lost"), (c) => Option.getOrThrow(c).status)
+      yield* TestClock.setTime(Date.parse("2026-02-01T12:00:00Z"))
+      yield* connections.activate({ accountId: "acc-lost", accountName: "Lost", scopes: [], tokens: issued("a", "r") })
+      yield* TestClock.setTime(Date.parse("2026-02-01T12:00:05Z"))
+      yield* connections.markRevoked("acc-lost", "refresh refused: invalid_grant")
+      // revoked before the refresh began: it stands
+      expect(yield* restore("2026-02-01T12:00:06Z")).toBe(false)
+      expect(yield* status).toBe("revoked")
+      expect(yield* restore("2026-02-01T12:00:04Z")).toBe(true)
+      expect(yield* status).toBe("active")
+      // revoked for another reason (a 401 on a fresh token): it stands
+      yield* connections.markRevoked("acc-lost", "the service rejected a freshly refreshed access token (401)")
+      expect(yield* restore("2026-02-01T12:00:04Z")).toBe(false)
+      expect(yield* status).toBe("revoked")
+    })
+  )
+
   it.effect("a disconnect event older than the current connection changes nothing", () =>
     Effect.gen(function* () {
       const connections = yield* Connections
