@@ -77,14 +77,37 @@ export const OAuthClientConfig = Config.all({
 })
 export type OAuthClientConfig = Config.Config.Success<typeof OAuthClientConfig>
 
+const base64Key = (text: string, problem: string): Either.Either<Redacted.Redacted<Buffer>, ConfigError.ConfigError> => {
+  const bytes = Buffer.from(text, "base64")
+  return bytes.length === 32 && /^[A-Za-z0-9+/]+={0,2}$/.test(text.trim())
+    ? Either.right(Redacted.make(bytes))
+    : Either.left(ConfigError.InvalidData([], problem))
+}
+
 /** 32 random bytes, base64: the AES-256-GCM key that encrypts tokens and PKCE verifiers at rest. */
 export const TokenEncryptionKey = Config.redacted("TOKEN_ENCRYPTION_KEY").pipe(
-  Config.mapOrFail((r) => {
-    const bytes = Buffer.from(Redacted.value(r), "base64")
-    return bytes.length === 32 && /^[A-Za-z0-9+/]+={0,2}$/.test(Redacted.value(r).trim())
-      ? Either.right(Redacted.make(bytes))
-      : Either.left(ConfigError.InvalidData([], "TOKEN_ENCRYPTION_KEY: expected 32 bytes encoded as base64 (e.g. `openssl rand -base64 32`)"))
-  })
+  Config.mapOrFail((r) =>
+    base64Key(Redacted.value(r), "TOKEN_ENCRYPTION_KEY: expected 32 bytes encoded as base64 (e.g. `openssl rand -base64 32`)")
+  )
+)
+
+/**
+ * Keys that tokens may still be stored under after a rotation, comma-separated (base64, 32 bytes each): read, never
+ * written with. Empty by default.
+ */
+export const TokenEncryptionOldKeys = Config.redacted("TOKEN_ENCRYPTION_OLD_KEYS").pipe(
+  Config.withDefault(Redacted.make("")),
+  Config.mapOrFail((r) =>
+    Either.all(
+      Redacted.value(r)
+        .split(",")
+        .map((part) => part.trim())
+        .filter((part) => part.length > 0)
+        .map((part, i) =>
+          base64Key(part, `TOKEN_ENCRYPTION_OLD_KEYS: key ${i + 1} is not 32 bytes encoded as base64 (expected such keys separated by commas)`)
+        )
+    )
+  )
 )
 
 /** Renders a ConfigError as one line per problem that names the key and the expected form. */

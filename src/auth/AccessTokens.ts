@@ -1,12 +1,12 @@
-import { SqlClient } from "@effect/sql"
+import { SqlClient, type SqlError } from "@effect/sql"
 import { Clock, Context, Deferred, Duration, Effect, FiberId, Layer, Metric, Option, Redacted } from "effect"
 import type { AccountCredentials } from "../api/ServiceClient.js"
-import { retryOnConnectionLoss } from "../db/connectionRetry.js"
+import { connectionLossRetry, isLostConnectionError, lostConnectionAsFailure, retryOnConnectionLoss } from "../db/connectionRetry.js"
 import * as Metrics from "../observability/metrics.js"
 import { Connections } from "./Connections.js"
 import { type AccessTokenError, NotConnected, TokenRefused } from "./errors.js"
 import { OAuthClient } from "./OAuthClient.js"
-import { TokenEndpoint } from "./TokenEndpoint.js"
+import { type IssuedTokens, TokenEndpoint } from "./TokenEndpoint.js"
 import { type StoredTokens, TokenStore } from "./TokenStore.js"
 
 /**
@@ -46,10 +46,23 @@ type Trigger = { readonly _tag: "Stale"; readonly version: number } | { readonly
 export const recheckAfterMs = 1000
 
 /**
- * Over the token store and endpoint. The row lock is held across the token endpoint call on purpose; the call is
- * bounded by its timeout and retry schedule. Database failures and an undecryptable store are defects here: nothing
- * a caller could do per account (a lost session is retried first for the plain reads; not for a refresh, whose
- * rotated token must commit or be refused).
+ * A refresh's answer not yet stored: the service has already replaced the refresh token it was given, so the new one
+ * exists nowhere else. Kept in memory until it is written.
+ */
+interface Unsaved {
+  readonly tokens: IssuedTokens
+  /** The stored version the refresh replaced: the write is made only while it is still the stored one. */
+  readonly replaces: number
+  readonly issuedAtMs: number
+}
+
+/**
+ * Over the token store and endpoint. The row lock is held across the token endpoint call on purpose (single-flight
+ * across processes); the call is bounded by its timeout and retry schedule. When the locked session is lost after the
+ * endpoint answered (the COMMIT of a rotated refresh token never reached the database), the answer is kept in memory
+ * and written on a new session, under the lock again, only if the token it replaces is still the stored one.
+ * Database failures are defects here, after those retries: nothing a caller could do per account. An undecryptable
+ * stored token is the account's error (TokenUnreadable): its run fails, others go on.
  */
 export const AccessTokensLive = Layer.effect(
   AccessTokens,
@@ -61,6 +74,7 @@ export const AccessTokensLive = Layer.effect(
     const skewMs = Duration.toMillis((yield* OAuthClient).refreshSkew)
     const inflight = new Map<string, Deferred.Deferred<Redacted.Redacted<string>, AccessTokenError>>()
     const recent = new Map<string, { readonly token: Redacted.Redacted<string>; readonly expiresAtMs: number; readonly readAtMs: number }>()
+    const unsaved = new Map<string, Unsaved>()
     const remember = (accountId: string, tokens: StoredTokens, nowMs: number) =>
       recent.set(accountId, { token: tokens.accessToken, expiresAtMs: tokens.expiresAt.getTime(), readAtMs: nowMs })
 
@@ -84,6 +98,12 @@ export const AccessTokensLive = Layer.effect(
 
     const isUsable = (tokens: StoredTokens, nowMs: number, marginMs: number) => tokens.expiresAt.getTime() - nowMs > marginMs
 
+    /** How a refresh ended: a token stored by it, a token stored by someone else meanwhile, or a refusal. */
+    type Outcome =
+      | { readonly _tag: "Refreshed"; readonly stored: StoredTokens }
+      | { readonly _tag: "Reused"; readonly token: Redacted.Redacted<string> }
+      | { readonly _tag: "Refused"; readonly reason: string }
+
     const refreshLocked = (accountId: string, trigger: Trigger) =>
       sql.withTransaction(
         Effect.gen(function* () {
@@ -101,40 +121,100 @@ export const AccessTokensLive = Layer.effect(
           // someone else refreshed while we waited for the lock: theirs is good while it has not expired
           if (changedMeanwhile && isUsable(stored, nowMs, 0)) {
             yield* Effect.logDebug("reusing the token another refresh stored")
-            return stored.accessToken
+            return { _tag: "Reused", token: stored.accessToken } satisfies Outcome
           }
           if (Option.isNone(stored.refreshToken)) {
             const reason = "no refresh token stored"
             yield* connections.markRevoked(accountId, reason)
-            return { _tag: "Refused" as const, reason }
+            return { _tag: "Refused", reason } satisfies Outcome
           }
           const issued = yield* endpoint.refresh({ accountId, refreshToken: stored.refreshToken.value }).pipe(
             Effect.catchTag("InvalidGrant", ({ reason }) =>
               // the row is locked, so the token we sent is still the stored one: the refusal is real
               connections.markRevoked(accountId, `refresh refused: ${reason}`).pipe(
                 Effect.zipRight(Effect.logWarning(`refresh refused (${reason}); connection marked revoked`)),
-                Effect.as({ _tag: "Refused" as const, reason })
+                Effect.as({ _tag: "Refused", reason } satisfies Outcome)
               )
             )
           )
           if ("_tag" in issued) return issued
-          const written = yield* store.write(accountId, issued, "refresh")
-          remember(accountId, written, nowMs)
-          yield* Metric.increment(Metrics.forAccount(Metrics.tokenRefreshes, accountId))
+          // a refresh token the service did not replace is written again too: under the current key (rotation)
+          const tokens: IssuedTokens = Option.isSome(issued.refreshToken) ? issued : { ...issued, refreshToken: stored.refreshToken }
+          // from here until the COMMIT is acknowledged, the answer lives only in this process
+          unsaved.set(accountId, { tokens, replaces: stored.version, issuedAtMs: nowMs })
+          const written = yield* store.write(accountId, tokens, "refresh")
           yield* Effect.logInfo(`refreshed the access token (valid until ${written.expiresAt.toISOString()})`)
-          return written.accessToken
+          return { _tag: "Refreshed", stored: written } satisfies Outcome
         })
+      ).pipe(Effect.tap(() => Effect.sync(() => unsaved.delete(accountId))))
+
+    /**
+     * Writes a refresh's answer whose first write was lost with its session: on a new session, under the locks, and
+     * only while the token it replaced is still the stored one (else the stored one is newer: a reconnect, or our
+     * COMMIT did land and only its acknowledgement was lost). Repeated on a lost session; kept in memory until it lands.
+     */
+    const saveUnsaved = (accountId: string, pending: Unsaved) =>
+      retryOnConnectionLoss(
+        sql.withTransaction(
+          Effect.gen(function* () {
+            const status = yield* connections.statusForUpdate(accountId)
+            const current = yield* store.readForUpdate(accountId)
+            if (Option.isNone(current)) return yield* new NotConnected({ accountId, status })
+            if (current.value.version !== pending.replaces) {
+              yield* Effect.logInfo("the refreshed token was stored already (or replaced since): using the stored one")
+              return { _tag: "Reused", token: current.value.accessToken } satisfies Outcome
+            }
+            const written = yield* store.write(accountId, pending.tokens, "refresh")
+            yield* Effect.logWarning("the database session of a refresh was lost before its commit: its new tokens are stored on a new session")
+            if (yield* connections.restoreAfterLostRefresh(accountId, new Date(pending.issuedAtMs))) {
+              yield* Effect.logWarning("a refresh elsewhere was refused meanwhile (it sent the refresh token ours replaced): connection active again")
+            }
+            return { _tag: "Refreshed", stored: written } satisfies Outcome
+          })
+        )
       ).pipe(
-        // the revocation must commit, so the refusal is raised after the transaction
-        Effect.flatMap((result) =>
-          Redacted.isRedacted(result) ? Effect.succeed(result) : Effect.fail(new TokenRefused({ accountId, reason: result.reason }))
+        Effect.tap(() => Effect.sync(() => unsaved.delete(accountId))),
+        // the connection was disconnected meanwhile (its tokens deleted): there is nothing to save them to
+        Effect.tapErrorTag("NotConnected", () => Effect.sync(() => unsaved.delete(accountId)))
+      )
+
+    const refresh = (accountId: string, trigger: Trigger) =>
+      Effect.suspend((): Effect.Effect<Outcome, AccessTokenError | SqlError.SqlError> => {
+        const pending = unsaved.get(accountId)
+        if (pending) return saveUnsaved(accountId, pending)
+        return refreshLocked(accountId, trigger).pipe(
+          lostConnectionAsFailure,
+          Effect.catchIf(
+            (e) => isLostConnectionError(e) && unsaved.has(accountId),
+            () => saveUnsaved(accountId, unsaved.get(accountId)!)
+          )
+        )
+      }).pipe(
+        // a session lost before the endpoint answered: the refresh is begun again on a new one
+        Effect.retry({ schedule: connectionLossRetry, while: isLostConnectionError }),
+        Effect.flatMap((outcome) =>
+          Effect.gen(function* () {
+            switch (outcome._tag) {
+              case "Reused":
+                return outcome.token
+              case "Refused":
+                // the revocation had to commit, so the refusal is raised after the transaction
+                return yield* new TokenRefused({ accountId, reason: outcome.reason })
+              case "Refreshed":
+                remember(accountId, outcome.stored, yield* Clock.currentTimeMillis)
+                yield* Metric.increment(Metrics.forAccount(Metrics.tokenRefreshes, accountId))
+                return outcome.stored.accessToken
+            }
+          })
         ),
-        Effect.catchTags({ SqlError: Effect.die, TokenKeyMismatch: Effect.die }),
+        Effect.catchTags({ SqlError: Effect.die }),
         Effect.onError(() => Effect.sync(() => recent.delete(accountId))),
         Effect.tapError((e) =>
           e._tag === "NotConnected" ? Effect.void : Metric.increment(Metrics.forAccount(Metrics.tokenRefreshFailures, accountId))
         ),
-        Effect.tapError((e) => (e._tag === "ClientMisconfigured" || e._tag === "TokenEndpointUnavailable" ? Effect.logError(e.message) : Effect.void)),
+        Effect.tapError((e) =>
+          e._tag === "ClientMisconfigured" || e._tag === "TokenEndpointUnavailable" || e._tag === "TokenUnreadable" ? Effect.logError(e.message) : Effect.void
+        ),
         Effect.annotateLogs({ accountId }),
         Effect.withSpan("AccessTokens.refresh", { attributes: { accountId } })
       )
@@ -150,19 +230,20 @@ export const AccessTokensLive = Layer.effect(
         const status = yield* Effect.orDie(connections.status(accountId))
         if (status !== "active") return yield* new NotConnected({ accountId, status })
         // a plain read: repeated on a new session when the old one was lost (a terminated backend, a reset socket)
-        const current = yield* retryOnConnectionLoss(store.read(accountId)).pipe(Effect.catchTags({ SqlError: Effect.die, TokenKeyMismatch: Effect.die }))
+        const current = yield* retryOnConnectionLoss(store.read(accountId)).pipe(Effect.catchTags({ SqlError: Effect.die }))
         if (Option.isNone(current)) return yield* new NotConnected({ accountId, status: "active, without tokens" })
-        if (isUsable(current.value, nowMs, skewMs)) {
+        // a refresh answer still to be saved goes first, even while the stored token is usable
+        if (isUsable(current.value, nowMs, skewMs) && !unsaved.has(accountId)) {
           remember(accountId, current.value, nowMs)
           return current.value.accessToken
         }
-        return yield* singleFlight(accountId, refreshLocked(accountId, { _tag: "Stale", version: current.value.version }))
+        return yield* singleFlight(accountId, refresh(accountId, { _tag: "Stale", version: current.value.version }))
       })
 
     const refreshAfterRejection = (accountId: string, rejected: Redacted.Redacted<string>) =>
       Effect.zipRight(
         Effect.sync(() => recent.delete(accountId)),
-        singleFlight(accountId, refreshLocked(accountId, { _tag: "Rejected", token: Redacted.value(rejected) }))
+        singleFlight(accountId, refresh(accountId, { _tag: "Rejected", token: Redacted.value(rejected) }))
       )
 
     return AccessTokens.of({

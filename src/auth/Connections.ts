@@ -2,7 +2,7 @@ import { SqlClient, type SqlError, SqlSchema } from "@effect/sql"
 import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
 import { retryingOnConnectionLoss } from "../db/connectionRetry.js"
 import { rowsOrDie } from "../db/rows.js"
-import type { TokenKeyMismatch } from "./errors.js"
+import type { TokenUnreadable } from "./errors.js"
 import type { IssuedTokens } from "./TokenEndpoint.js"
 import { TokenStore } from "./TokenStore.js"
 
@@ -94,13 +94,19 @@ export class Connections extends Context.Tag("account-sync/Connections")<
       readonly accountName: string
       readonly scopes: ReadonlyArray<string>
       readonly tokens: IssuedTokens
-    }) => Effect.Effect<Connection, SqlError.SqlError | TokenKeyMismatch>
+    }) => Effect.Effect<Connection, SqlError.SqlError | TokenUnreadable>
     readonly rename: (accountId: string, accountName: string) => Effect.Effect<void, SqlError.SqlError>
     /**
      * The service refused the account's tokens: the connection stops until reconnected. Only an active connection
      * becomes revoked (a disconnected one stays disconnected). Tokens are kept (useless, not more secret).
      */
     readonly markRevoked: (accountId: string, reason: string) => Effect.Effect<void, SqlError.SqlError>
+    /**
+     * A refresh whose session was lost stored its rotated token afterwards, on a new session: a revocation recorded
+     * meanwhile because a refresh elsewhere was refused (it sent the refresh token ours had just replaced) is undone.
+     * Only `revoked` set by a refused refresh at or after `since` is; inside the caller's transaction.
+     */
+    readonly restoreAfterLostRefresh: (accountId: string, since: Date) => Effect.Effect<boolean, SqlError.SqlError>
     /**
      * Disconnected (webhook or our disconnect command): tokens deleted. With `occurredAt`, an event clearly older than the
      * current connection (a late redelivery after a reconnect) changes nothing. Returns whether anything changed.
@@ -215,7 +221,14 @@ export const ConnectionsLive = Layer.effect(
       // each is one statement or one transaction: harmless to repeat on a new session
       ...retryingOnConnectionLoss(plain),
       // inside the caller's transaction: a lost session ends that transaction, a repeat here cannot help
-      statusForUpdate: (accountId) => Effect.map(rowsOrDie(findStatusForUpdate(accountId)), statusOf)
+      statusForUpdate: (accountId) => Effect.map(rowsOrDie(findStatusForUpdate(accountId)), statusOf),
+      restoreAfterLostRefresh: (accountId, since) =>
+        Effect.flatMap(now, (at) =>
+          sql<{ account_id: string }>`
+            UPDATE connections SET status = 'active', status_reason = NULL, updated_at = ${at}
+            WHERE account_id = ${accountId} AND status = 'revoked' AND status_reason LIKE 'refresh refused%' AND updated_at >= ${since}
+            RETURNING account_id`.pipe(Effect.map((rows) => rows.length > 0))
+        )
     })
   })
 )

@@ -1,49 +1,33 @@
-import { Context, Effect, Layer, Redacted } from "effect"
-import * as crypto from "node:crypto"
-import { TokenKeyMismatch } from "./errors.js"
+import { Context, Effect, Layer, type Redacted } from "effect"
+import type { TokenKeyMismatch } from "./errors.js"
+import { decryptWith, encryptWith } from "./tokenCrypto.js"
 import { TokenKey } from "./TokenKey.js"
+import { checkTokenKey } from "./TokenKeyCheck.js"
 
-const ivLength = 12
-const tagLength = 16
-
-/** AES-256-GCM over secrets at rest: `iv (12) || tag (16) || ciphertext`, a fresh random IV per value. */
-export const encryptWith = (key: Redacted.Redacted<Buffer>, plaintext: Redacted.Redacted<string>): Buffer => {
-  const iv = crypto.randomBytes(ivLength)
-  const cipher = crypto.createCipheriv("aes-256-gcm", Redacted.value(key), iv)
-  const body = Buffer.concat([cipher.update(Redacted.value(plaintext), "utf8"), cipher.final()])
-  return Buffer.concat([iv, cipher.getAuthTag(), body])
-}
-
-export const decryptWith = (
-  key: Redacted.Redacted<Buffer>,
-  stored: Uint8Array,
-  what: string
-): Effect.Effect<Redacted.Redacted<string>, TokenKeyMismatch> =>
-  Effect.try({
-    try: () => {
-      const bytes = Buffer.from(stored)
-      if (bytes.length < ivLength + tagLength) throw new Error("too short")
-      const decipher = crypto.createDecipheriv("aes-256-gcm", Redacted.value(key), bytes.subarray(0, ivLength))
-      decipher.setAuthTag(bytes.subarray(ivLength, ivLength + tagLength))
-      const plain = Buffer.concat([decipher.update(bytes.subarray(ivLength + tagLength)), decipher.final()])
-      return Redacted.make(plain.toString("utf8"))
-    },
-    catch: () => new TokenKeyMismatch({ what })
-  })
+export { decryptWith, encryptWith, keyIdOfValue } from "./tokenCrypto.js"
 
 export class TokenCipher extends Context.Tag("account-sync/TokenCipher")<
   TokenCipher,
   {
+    /** Under the current key. */
     readonly encrypt: (plaintext: Redacted.Redacted<string>) => Buffer
-    /** `what` names the value for the error ("refresh token of account X"). */
+    /** Under any key of the ring. `what` names the value for the error ("refresh token of account X"). */
     readonly decrypt: (stored: Uint8Array, what: string) => Effect.Effect<Redacted.Redacted<string>, TokenKeyMismatch>
   }
 >() {}
 
+/**
+ * The cipher over the configured keys, once the key check passed: a process whose key is not the one the database's
+ * tokens are written under never gets one (it fails to start with a configuration error).
+ */
 export const TokenCipherLive = Layer.effect(
   TokenCipher,
-  Effect.map(TokenKey, (encryptionKey) => ({
-    encrypt: (plaintext) => encryptWith(encryptionKey, plaintext),
-    decrypt: (stored, what) => decryptWith(encryptionKey, stored, what)
-  }))
+  Effect.gen(function* () {
+    const ring = yield* TokenKey
+    yield* checkTokenKey(ring)
+    return TokenCipher.of({
+      encrypt: (plaintext) => encryptWith(ring.current, plaintext),
+      decrypt: (stored, what) => decryptWith(ring, stored, what)
+    })
+  })
 )

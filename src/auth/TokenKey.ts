@@ -2,22 +2,65 @@ import { Config, ConfigError, Context, Effect, Layer, Option, Redacted } from "e
 import * as crypto from "node:crypto"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { DatabaseConfig, TokenEncryptionKey } from "../config.js"
+import { DatabaseConfig, TokenEncryptionKey, TokenEncryptionOldKeys } from "../config.js"
 
-/** The AES-256-GCM key (32 bytes) that encrypts tokens and PKCE verifiers at rest. */
-export class TokenKey extends Context.Tag("account-sync/TokenKey")<TokenKey, Redacted.Redacted<Buffer>>() {
+/** One AES-256-GCM key (32 bytes) and its id. */
+export interface TokenKeyEntry {
+  /** 8 hex characters derived from the key (an HMAC under it, not the key): written in front of every ciphertext. */
+  readonly id: string
+  readonly secret: Redacted.Redacted<Buffer>
+}
+
+/** The keys that encrypt tokens and PKCE verifiers at rest: `current` writes; every key reads. */
+export interface TokenKeyRing {
+  readonly current: TokenKeyEntry
+  /** Keys accepted for reading only, during a rotation (TOKEN_ENCRYPTION_OLD_KEYS). */
+  readonly old: ReadonlyArray<TokenKeyEntry>
+}
+
+const hmac = (secret: Redacted.Redacted<Buffer>, label: string) => crypto.createHmac("sha256", Redacted.value(secret)).update(label).digest()
+
+/** The key's id: the first 4 bytes of HMAC-SHA256(key, a constant), hex. Names a key without revealing it. */
+export const keyIdOf = (secret: Redacted.Redacted<Buffer>): string => hmac(secret, "account-sync token key id").subarray(0, 4).toString("hex")
+
+/** The key check value stored in `token_keys`: HMAC-SHA256(key, a constant). Proves a key without revealing it. */
+export const checkValueOf = (secret: Redacted.Redacted<Buffer>): Buffer => hmac(secret, "account-sync token key check v1")
+
+export const keyEntry = (secret: Redacted.Redacted<Buffer>): TokenKeyEntry => ({ id: keyIdOf(secret), secret })
+
+/** A ring of `current` and `old` (an old key equal to the current one, or repeated, is dropped). */
+export const keyRing = (current: Redacted.Redacted<Buffer>, old: ReadonlyArray<Redacted.Redacted<Buffer>> = []): TokenKeyRing => {
+  const entry = keyEntry(current)
+  const seen = new Set([entry.id])
+  const others: Array<TokenKeyEntry> = []
+  for (const secret of old) {
+    const e = keyEntry(secret)
+    if (seen.has(e.id)) continue
+    seen.add(e.id)
+    others.push(e)
+  }
+  return { current: entry, old: others }
+}
+
+/** Every key of the ring, the current one first. */
+export const allKeys = (ring: TokenKeyRing): ReadonlyArray<TokenKeyEntry> => [ring.current, ...ring.old]
+
+/** The token encryption keys. */
+export class TokenKey extends Context.Tag("account-sync/TokenKey")<TokenKey, TokenKeyRing>() {
   /**
-   * From TOKEN_ENCRYPTION_KEY. With DATABASE_URL it is required; without (the embedded database) it may come from
-   * the environment or is kept beside the data in `<DATA_DIR>/token-encryption.key`.
+   * From TOKEN_ENCRYPTION_KEY (and TOKEN_ENCRYPTION_OLD_KEYS). With DATABASE_URL it is required; without (the
+   * embedded database) it may come from the environment or is kept beside the data in `<DATA_DIR>/token-encryption.key`.
    */
   static readonly layer = Layer.effect(
     TokenKey,
     Effect.gen(function* () {
       const database = yield* DatabaseConfig
+      const old = yield* TokenEncryptionOldKeys
       const configured = yield* Config.option(TokenEncryptionKey)
-      if (Option.isSome(configured)) return configured.value
-      if (Option.isSome(database.url)) return yield* TokenEncryptionKey // fails with the "missing" line naming the key
-      return yield* embeddedKey(database.dataDir)
+      if (Option.isSome(configured)) return keyRing(configured.value, old)
+      // with DATABASE_URL it fails with the "missing" line naming the key
+      if (Option.isSome(database.url)) return keyRing(yield* TokenEncryptionKey, old)
+      return keyRing(yield* embeddedKey(database.dataDir), old)
     })
   )
 }

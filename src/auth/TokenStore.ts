@@ -1,6 +1,6 @@
 import { SqlClient, type SqlError } from "@effect/sql"
 import { Clock, Context, Effect, Layer, Option, type Redacted, Schema } from "effect"
-import type { TokenKeyMismatch } from "./errors.js"
+import { TokenUnreadable } from "./errors.js"
 import { TokenCipher } from "./TokenCipher.js"
 import type { IssuedTokens } from "./TokenEndpoint.js"
 
@@ -22,7 +22,7 @@ const TokenRow = Schema.Struct({
 })
 const decodeRows = Schema.decodeUnknown(Schema.Array(TokenRow))
 
-type StoreError = SqlError.SqlError | TokenKeyMismatch
+type StoreError = SqlError.SqlError | TokenUnreadable
 
 /** Encrypted tokens in `oauth_tokens`. `readForUpdate` must run inside a transaction. */
 export class TokenStore extends Context.Tag("account-sync/TokenStore")<
@@ -48,11 +48,12 @@ export const TokenStoreLive = Layer.effect(
 
     const decrypt = (row: typeof TokenRow.Type) =>
       Effect.gen(function* () {
-        const accessToken = yield* cipher.decrypt(row.access_token, `access token of account ${row.account_id}`)
-        const refreshToken =
-          row.refresh_token === null
-            ? Option.none()
-            : Option.some(yield* cipher.decrypt(row.refresh_token, `refresh token of account ${row.account_id}`))
+        const open = (value: Uint8Array, what: string) =>
+          cipher
+            .decrypt(value, `${what} of account ${row.account_id}`)
+            .pipe(Effect.mapError((e) => new TokenUnreadable({ accountId: row.account_id, what, ...(e.keyId ? { keyId: e.keyId } : {}) })))
+        const accessToken = yield* open(row.access_token, "access token")
+        const refreshToken = row.refresh_token === null ? Option.none() : Option.some(yield* open(row.refresh_token, "refresh token"))
         return { accountId: row.account_id, accessToken, refreshToken, expiresAt: row.access_expires_at, version: row.version }
       })
 

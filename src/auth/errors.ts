@@ -39,15 +39,35 @@ export class TokenEndpointUnavailable extends Data.TaggedError("TokenEndpointUna
   }
 }
 
-export type AccessTokenError = TokenRefused | ClientMisconfigured | NotConnected | TokenEndpointUnavailable
+export type AccessTokenError = TokenRefused | ClientMisconfigured | NotConnected | TokenEndpointUnavailable | TokenUnreadable
 
-/** Stored ciphertext did not authenticate: the configured key is not the one the values were written with. */
+/** Stored ciphertext did not authenticate: none of the configured keys is the one the value was written with. */
 export class TokenKeyMismatch extends Data.TaggedError("TokenKeyMismatch")<{
   /** What could not be read, e.g. "access token of account X". Never the value. */
   readonly what: string
+  /** The id of the key the value names as its own, when it names one. */
+  readonly keyId?: string
 }> {
   override get message() {
-    return `cannot decrypt the ${this.what}: TOKEN_ENCRYPTION_KEY does not match the key the tokens were stored with`
+    return `cannot decrypt the ${this.what}${this.keyId ? ` (written under key id ${this.keyId})` : ""}: TOKEN_ENCRYPTION_KEY does not match the key the tokens were stored with, nor does any of TOKEN_ENCRYPTION_OLD_KEYS`
+  }
+}
+
+/**
+ * An account's stored token cannot be decrypted with the configured keys (written under another key, or damaged):
+ * that account's run fails; the others go on. Reconnecting the account stores new tokens under the current key.
+ */
+export class TokenUnreadable extends Data.TaggedError("TokenUnreadable")<{
+  readonly accountId: string
+  /** What could not be read, e.g. "refresh token". */
+  readonly what: string
+  readonly keyId?: string
+}> {
+  override get message() {
+    const why = this.keyId
+      ? `was written under key id ${this.keyId}, which is neither TOKEN_ENCRYPTION_KEY nor any of TOKEN_ENCRYPTION_OLD_KEYS`
+      : "was written under another key than TOKEN_ENCRYPTION_KEY and TOKEN_ENCRYPTION_OLD_KEYS, or is damaged"
+    return `account ${this.accountId}: token cannot be decrypted with the configured key (its ${this.what} ${why}); configure that key, or reconnect the account`
   }
 }
 
@@ -129,3 +149,4 @@ export type AuthorizationError =
   | ClientMisconfigured
   | TokenEndpointUnavailable
   | TokenKeyMismatch
+  | TokenUnreadable

@@ -27,6 +27,16 @@ export const connectionLossRetry = Schedule.exponential("200 millis").pipe(Sched
 
 const isSqlError = (u: unknown): u is SqlError.SqlError => Predicate.isTagged(u, "SqlError")
 
+/** Whether `u` is a SqlError that means the session was lost. */
+export const isLostConnectionError = (u: unknown): u is SqlError.SqlError => isSqlError(u) && isConnectionLost(u)
+
+/**
+ * `withTransaction` turns a failed ROLLBACK or COMMIT into a defect, and on a terminated session the ROLLBACK after
+ * the failed statement fails too: such a defect becomes the SqlError it is, like any other lost connection.
+ */
+export const lostConnectionAsFailure = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | SqlError.SqlError, R> =>
+  Effect.catchSomeDefect(effect, (defect) => (isLostConnectionError(defect) ? Option.some(Effect.fail(defect)) : Option.none()))
+
 /**
  * Re-runs a database effect that failed because the connection was lost. Only for effects that are whole
  * transactions or single statements whose repetition is harmless (the failed attempt committed nothing, or a
@@ -36,12 +46,7 @@ const isSqlError = (u: unknown): u is SqlError.SqlError => Predicate.isTagged(u,
  * the failed statement fails too: such a defect is a lost connection like any other.
  */
 export const retryOnConnectionLoss = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | SqlError.SqlError, R> =>
-  effect.pipe(
-    Effect.catchSomeDefect((defect) =>
-      isSqlError(defect) && isConnectionLost(defect) ? Option.some(Effect.fail(defect)) : Option.none()
-    ),
-    Effect.retry({ schedule: connectionLossRetry, while: (e) => isSqlError(e) && isConnectionLost(e) })
-  )
+  lostConnectionAsFailure(effect).pipe(Effect.retry({ schedule: connectionLossRetry, while: isLostConnectionError }))
 
 /**
  * A service whose every method is retried on a lost connection (`retryOnConnectionLoss`): applied once where the

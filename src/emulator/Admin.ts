@@ -164,6 +164,7 @@ export const makeAdmin = (deps: AdminDeps): EmulatorAdmin => {
     setFaults: (f: Faults) => op("setFaults", () => faults.set(f)),
     advanceClock: (seconds) => op("advanceClock", () => registry.clock.advance(seconds)),
     isRefreshTokenValid: (clientId, refreshToken) => op("isRefreshTokenValid", () => registry.isRefreshTokenValid(clientId, refreshToken)),
+    liveRefreshTokens: (clientId, accountId) => op("liveRefreshTokens", () => registry.liveRefreshTokens(clientId, accountId)),
     stats: () => op("stats", () => stats.snapshot()),
     resetStats: () => op("resetStats", () => stats.reset()),
     updateApp: (clientId, patch) =>

@@ -32,6 +32,7 @@ const dispatch: { readonly [K in AdminOperation]: (admin: EmulatorAdmin, body: B
   setFaults: (a, b) => a.setFaults(b),
   advanceClock: (a, b) => a.advanceClock(b.seconds),
   isRefreshTokenValid: (a, b) => a.isRefreshTokenValid(b.clientId, b.refreshToken),
+  liveRefreshTokens: (a, b) => a.liveRefreshTokens(b.clientId, b.accountId),
   stats: (a) => a.stats(),
   resetStats: (a) => a.resetStats(),
   updateApp: (a, { clientId, ...patch }) => a.updateApp(clientId, patch),

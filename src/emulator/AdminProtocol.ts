@@ -56,6 +56,7 @@ export const requestBodies = {
   setFaults: FaultsBody,
   advanceClock: Schema.Struct({ seconds: Num }),
   isRefreshTokenValid: Schema.Struct({ clientId: Str, refreshToken: Str }),
+  liveRefreshTokens: Schema.Struct({ clientId: Str, accountId: Str }),
   stats: Empty,
   resetStats: Empty,
   updateApp: Schema.Struct({ clientId: Str, redirectUri: opt(Str), webhookUrl: opt(Schema.NullOr(Str)), rotation: opt(Schema.Boolean), scopes: opt(Scopes) }),
@@ -102,6 +103,7 @@ export const resultBodies = {
   setFaults: Void,
   advanceClock: Void,
   isRefreshTokenValid: Schema.Boolean,
+  liveRefreshTokens: Num,
   stats: Schema.Struct({
     tokenRequests: Schema.Struct({ authorization_code: Num, refresh_token: Num, failed: Num }),
     graphqlRequests: Num,

@@ -179,6 +179,8 @@ export interface EmulatorAdmin {
   readonly advanceClock: (seconds: number) => Effect.Effect<void, EmulatorAdminError>
   /** Whether the token endpoint would accept this refresh token now. */
   readonly isRefreshTokenValid: (clientId: string, refreshToken: string) => Effect.Effect<boolean, EmulatorAdminError>
+  /** How many refresh tokens of (app, account) the token endpoint would accept now. */
+  readonly liveRefreshTokens: (clientId: string, accountId: string) => Effect.Effect<number, EmulatorAdminError>
   readonly stats: () => Effect.Effect<EmulatorStats, EmulatorAdminError>
   readonly resetStats: () => Effect.Effect<void, EmulatorAdminError>
   /** Changes an app's callback URL, webhook URL, rotation or scopes; existing tokens are untouched. */

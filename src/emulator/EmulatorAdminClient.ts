@@ -62,6 +62,7 @@ export const EmulatorAdminClient = {
       setFaults: (faults) => Effect.asVoid(call(base, "setFaults", faults)),
       advanceClock: (seconds) => Effect.asVoid(call(base, "advanceClock", { seconds })),
       isRefreshTokenValid: (clientId, refreshToken) => call(base, "isRefreshTokenValid", { clientId, refreshToken }),
+      liveRefreshTokens: (clientId, accountId) => call(base, "liveRefreshTokens", { clientId, accountId }),
       stats: () => call(base, "stats", {}),
       resetStats: () => Effect.asVoid(call(base, "resetStats", {})),
       updateApp: (clientId, patch) => Effect.asVoid(call(base, "updateApp", { clientId, ...patch })),

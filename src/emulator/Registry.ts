@@ -329,6 +329,15 @@ export class Registry {
     return this.refreshProblem(app, token) === undefined
   }
 
+  liveRefreshTokens(clientId: string, accountId: string): number {
+    const app = this.requireApp("liveRefreshTokens", clientId)
+    let live = 0
+    for (const [token, record] of this.refreshTokens) {
+      if (record.accountId === accountId && this.refreshProblem(app, token) === undefined) live++
+    }
+    return live
+  }
+
   /** The claims of an access token the GraphQL endpoint accepts now, or undefined ("Invalid Token Error"). */
   verifyAccess(token: string): { claims: AccessClaims; app: App; account: Account } | undefined {
     const claims = verifyJwt(token, this.jwtKey)

