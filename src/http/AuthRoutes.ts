@@ -6,7 +6,7 @@ import type { AuthorizationError } from "../auth/errors.js"
 import { callbackParams, OAuthFlow } from "../auth/OAuthFlow.js"
 import { page } from "./Pages.js"
 import { sqlFileLoader } from "../db/Migrations.js"
-import { prometheusText } from "../observability/prometheus.js"
+import { contentType as prometheusContentType, prometheusText } from "../observability/prometheus.js"
 
 const requestUrl = (request: HttpServerRequest.HttpServerRequest) => new URL(request.url, "http://localhost")
 
@@ -95,7 +95,7 @@ const readyz = Effect.gen(function* () {
 )
 
 const metrics = Effect.map(prometheusText, (text) =>
-  HttpServerResponse.text(text, { contentType: "text/plain; version=0.0.4; charset=utf-8" })
+  HttpServerResponse.text(text, { contentType: prometheusContentType })
 )
 
 /** The path the service redirects to: the callback route for a redirect URI whose path is not /oauth/callback. */
