@@ -58,6 +58,11 @@ export const OAuthClientConfig = Config.all({
   // not Config.redacted(...): that also hides the "missing" message that names the key
   clientSecret: Config.nonEmptyString("SERVICE_CLIENT_SECRET").pipe(Config.map(Redacted.make)),
   redirectUri: httpUrl("SERVICE_REDIRECT_URI"),
+  /**
+   * The app's id as the service's webhooks carry it (`appId`), when it is not the client id: a delivery for any other
+   * app is refused. SERVICE_CLIENT_ID is always taken as ours.
+   */
+  appId: Config.option(Config.nonEmptyString("SERVICE_APP_ID")),
   /** Per request to the token endpoint. */
   requestTimeout: Config.duration("TOKEN_REQUEST_TIMEOUT").pipe(Config.withDefault(Duration.seconds(10))),
   /** Refresh a token once its `exp` is closer than this. */
