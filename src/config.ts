@@ -106,9 +106,34 @@ export const formatConfigError = (error: ConfigError.ConfigError): string => {
 
 export const optionalString = (name: string) => Config.option(Config.string(name)).pipe(Config.map(Option.getOrUndefined))
 
-/** Where `serve` listens. */
+const positiveDuration = (name: string, fallback: Duration.Duration) =>
+  Config.duration(name).pipe(
+    Config.withDefault(fallback),
+    Config.validate({ message: `${name}: expected a duration above zero, e.g. 10 seconds`, validation: (d) => Duration.toMillis(d) > 0 })
+  )
+
+/** The Node HTTP server's limits: how long a request, its headers and an idle kept-alive connection may take; open connections. */
+export const HttpLimitsConfig = Config.all({
+  requestTimeout: positiveDuration("HTTP_REQUEST_TIMEOUT", Duration.seconds(30)),
+  headersTimeout: positiveDuration("HTTP_HEADERS_TIMEOUT", Duration.seconds(10)),
+  keepAliveTimeout: positiveDuration("HTTP_KEEP_ALIVE_TIMEOUT", Duration.seconds(5)),
+  maxConnections: Config.integer("HTTP_MAX_CONNECTIONS").pipe(
+    Config.withDefault(1_000),
+    Config.validate({ message: "HTTP_MAX_CONNECTIONS: expected a whole number of at least 1", validation: (n) => n >= 1 })
+  )
+}).pipe(
+  Config.validate({
+    message: "HTTP_HEADERS_TIMEOUT: expected at most HTTP_REQUEST_TIMEOUT",
+    validation: (l) => Duration.lessThanOrEqualTo(l.headersTimeout, l.requestTimeout)
+  })
+)
+export type HttpLimits = Config.Config.Success<typeof HttpLimitsConfig>
+
+/** Where `serve` listens; METRICS_PORT, when set, takes /metrics and /readyz off the public port. */
 export const HttpServerConfig = Config.all({
   port: Config.port("PORT").pipe(Config.withDefault(8080)),
-  host: Config.string("HOST").pipe(Config.withDefault("0.0.0.0"))
+  host: Config.string("HOST").pipe(Config.withDefault("0.0.0.0")),
+  metricsPort: Config.option(Config.port("METRICS_PORT")),
+  limits: HttpLimitsConfig
 })
 export type HttpServerConfig = Config.Config.Success<typeof HttpServerConfig>

@@ -107,17 +107,23 @@ const metrics = Effect.map(prometheusText, (text) =>
 /** The path the service redirects to: the callback route for a redirect URI whose path is not /oauth/callback. */
 export const callbackPath = "/oauth/callback"
 
-/**
- * serve's routes: connecting accounts, the disconnect webhook, probes and Prometheus metrics.
- */
-export const authRouter = HttpRouter.empty.pipe(
+/** serve's public routes: connecting accounts, the webhooks, and liveness. */
+export const publicRouter = HttpRouter.empty.pipe(
   HttpRouter.get("/healthz", HttpServerResponse.text("ok\n")),
-  HttpRouter.get("/readyz", readyz),
-  HttpRouter.get("/metrics", metrics),
   HttpRouter.get("/oauth/start", start),
   HttpRouter.get(callbackPath, callback),
   HttpRouter.post("/webhooks", webhooks)
 )
+
+/** Liveness, readiness and Prometheus metrics: on METRICS_PORT when it is set, for deployments that keep them private. */
+export const probesRouter = HttpRouter.empty.pipe(
+  HttpRouter.get("/healthz", HttpServerResponse.text("ok\n")),
+  HttpRouter.get("/readyz", readyz),
+  HttpRouter.get("/metrics", metrics)
+)
+
+/** Every serve route on one port (METRICS_PORT unset). */
+export const authRouter = publicRouter.pipe(HttpRouter.get("/readyz", readyz), HttpRouter.get("/metrics", metrics))
 
 /** The same callback handler under another path (the path of SERVICE_REDIRECT_URI when it differs). */
 export const withCallbackAt = (path: string) => <E, R>(router: HttpRouter.HttpRouter<E, R>) =>
