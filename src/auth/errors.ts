@@ -1,4 +1,5 @@
 import { Data } from "effect"
+import { printable } from "../observability/printable.js"
 
 /** The service refused the account's refresh token (`invalid_grant`): the connection is now `revoked`. */
 export class TokenRefused extends Data.TaggedError("TokenRefused")<{
@@ -66,7 +67,8 @@ export class AuthorizationDenied extends Data.TaggedError("AuthorizationDenied")
   readonly description?: string
 }> {
   override get message() {
-    return `authorization was not granted: ${this.error}${this.description ? ` (${this.description})` : ""}`
+    // both come from the redirect's query string: anyone can put anything there
+    return `authorization was not granted: ${printable(this.error, 100)}${this.description ? ` (${printable(this.description)})` : ""}`
   }
 }
 
