@@ -63,6 +63,11 @@ export const OAuthClientConfig = Config.all({
    * app is refused. SERVICE_CLIENT_ID is always taken as ours.
    */
   appId: Config.option(Config.nonEmptyString("SERVICE_APP_ID")),
+  /**
+   * PKCE on the flows we start (SERVICE_PKCE, default true). Only for apps that opted out of PKCE in the developer
+   * portal: an app setting, never something a visitor chooses.
+   */
+  pkce: Config.boolean("SERVICE_PKCE").pipe(Config.withDefault(true)),
   /** Per request to the token endpoint. */
   requestTimeout: Config.duration("TOKEN_REQUEST_TIMEOUT").pipe(Config.withDefault(Duration.seconds(10))),
   /** Refresh a token once its `exp` is closer than this. */
@@ -137,3 +142,21 @@ export const HttpServerConfig = Config.all({
   limits: HttpLimitsConfig
 })
 export type HttpServerConfig = Config.Config.Success<typeof HttpServerConfig>
+
+/**
+ * Bounds on what anonymous visitors can make `serve` do: requests to /oauth/start and /oauth/callback per client
+ * address and minute (a token bucket), pending flows kept at once, and whether the client address is taken from
+ * X-Forwarded-For (behind a reverse proxy that sets it).
+ */
+export const AnonymousLimitsConfig = Config.all({
+  perMinute: Config.integer("OAUTH_RATE_LIMIT").pipe(
+    Config.withDefault(20),
+    Config.validate({ message: "OAUTH_RATE_LIMIT: expected a whole number of requests per minute, at least 1", validation: (n) => n >= 1 })
+  ),
+  pendingMax: Config.integer("OAUTH_PENDING_MAX").pipe(
+    Config.withDefault(1_000),
+    Config.validate({ message: "OAUTH_PENDING_MAX: expected a whole number of at least 1", validation: (n) => n >= 1 })
+  ),
+  trustForwardedFor: Config.boolean("HTTP_TRUST_PROXY").pipe(Config.withDefault(false))
+})
+export type AnonymousLimitsSettings = Config.Config.Success<typeof AnonymousLimitsConfig>

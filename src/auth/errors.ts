@@ -131,3 +131,10 @@ export type AuthorizationError =
   | ClientMisconfigured
   | TokenEndpointUnavailable
   | TokenKeyMismatch
+
+/** As many authorization flows are pending as OAUTH_PENDING_MAX allows (expired ones already dropped): answered 503. */
+export class PendingFlowsFull extends Data.TaggedError("PendingFlowsFull")<{ readonly max: number }> {
+  override get message() {
+    return `${this.max} authorization flows are already pending (OAUTH_PENDING_MAX); no new one is started until some finish or expire`
+  }
+}

@@ -16,7 +16,9 @@ const timeout = Options.integer("timeout").pipe(
 )
 const describe = (cause: unknown) => (cause instanceof Error ? cause.message : String(cause))
 
-const noPkce = Options.boolean("no-pkce").pipe(Options.withDescription("Leave PKCE out (only for apps that opted out of it)"))
+const noPkce = Options.boolean("no-pkce").pipe(
+  Options.withDescription("Leave PKCE out (only for apps that opted out of it; SERVICE_PKCE=false does the same for every flow)")
+)
 
 /**
  * One connect flow in this process: print the authorization URL, listen on SERVICE_REDIRECT_URI's host, port and
@@ -84,7 +86,10 @@ export const connectOnce = (options: { readonly timeout: Duration.Duration; read
   }).pipe(Effect.scoped)
 
 export const connectCommand = Command.make("connect", { timeout, noPkce }, (options) =>
-  connectOnce({ timeout: Duration.seconds(options.timeout), pkce: !options.noPkce }).pipe(Effect.provide(AuthLayer))
+  Effect.flatMap(OAuthClient, (settings) =>
+    // PKCE unless the app opted out (SERVICE_PKCE=false) or the operator says so here
+    connectOnce({ timeout: Duration.seconds(options.timeout), pkce: settings.pkce && !options.noPkce })
+  ).pipe(Effect.provide(AuthLayer))
 ).pipe(
   Command.withDescription(
     "Connect an account: prints the authorization URL, waits for the redirect on SERVICE_REDIRECT_URI, stores the tokens."

@@ -1,6 +1,7 @@
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
+import { Duration, Effect, Either, Option } from "effect"
+import { AnonymousLimits } from "../auth/AnonymousLimits.js"
 import { EventInbox, signatureHeader } from "../auth/EventInbox.js"
 import type { AuthorizationError } from "../auth/errors.js"
 import { callbackParams, OAuthFlow } from "../auth/OAuthFlow.js"
@@ -11,14 +12,39 @@ import { contentType as prometheusContentType, prometheusText } from "../observa
 
 const requestUrl = (request: HttpServerRequest.HttpServerRequest) => new URL(request.url, "http://localhost")
 
-/** `GET /oauth/start[?pkce=false]`: a fresh flow, kept in the database, and a redirect to the service. */
+/**
+ * The client's address: the peer's, or behind a reverse proxy (HTTP_TRUST_PROXY=true) the last X-Forwarded-For
+ * entry, the one our proxy added (the ones before it are the client's to write).
+ */
+export const clientAddress = (request: HttpServerRequest.HttpServerRequest, trustForwardedFor: boolean): string => {
+  const forwarded = trustForwardedFor ? request.headers["x-forwarded-for"]?.split(",").at(-1)?.trim() : undefined
+  return forwarded || Option.getOrElse(request.remoteAddress, () => "unknown")
+}
+
+/** Anonymous routes take one request of the client address's budget (OAUTH_RATE_LIMIT a minute) first. */
+const rateLimited = <A, E, R>(handler: Effect.Effect<A, E, R>) =>
+  Effect.gen(function* () {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const limits = yield* AnonymousLimits
+    const taken = yield* Effect.either(limits.take(clientAddress(request, limits.settings.trustForwardedFor)))
+    if (Either.isRight(taken)) return yield* handler
+    yield* Effect.logWarning(`oauth route refused: ${taken.left.message}`)
+    return page(429, "Too many requests", "Too many connection attempts from your address; please wait a minute and try again.", {
+      "retry-after": String(Math.max(1, Math.ceil(Duration.toSeconds(taken.left.retryAfter))))
+    })
+  })
+
+/** `GET /oauth/start`: a fresh flow (PKCE unless the app opted out: SERVICE_PKCE), kept in the database, and a redirect to the service. */
 const start = Effect.gen(function* () {
-  const request = yield* HttpServerRequest.HttpServerRequest
-  const pkce = requestUrl(request).searchParams.get("pkce") !== "false"
   const flow = yield* OAuthFlow
-  const url = yield* flow.beginStored({ pkce })
-  return HttpServerResponse.redirect(url, { status: 302, headers: { "cache-control": "no-store" } })
+  const url = yield* flow.beginStored()
+  return HttpServerResponse.redirect(url, { status: 302, headers: { "cache-control": "no-store", "referrer-policy": "no-referrer" } })
 }).pipe(
+  Effect.catchTag("PendingFlowsFull", (e) =>
+    Effect.logWarning(`oauth start refused: ${e.message}`).pipe(
+      Effect.as(page(503, "Try again later", "Too many connections are being started right now; please try again in a few minutes.", { "retry-after": "60" }))
+    )
+  ),
   Effect.catchAll((error) =>
     Effect.logError("oauth start failed", error).pipe(Effect.as(page(500, "Cannot start", "The connection could not be started; see the server log.")))
   )
@@ -110,8 +136,8 @@ export const callbackPath = "/oauth/callback"
 /** serve's public routes: connecting accounts, the webhooks, and liveness. */
 export const publicRouter = HttpRouter.empty.pipe(
   HttpRouter.get("/healthz", HttpServerResponse.text("ok\n")),
-  HttpRouter.get("/oauth/start", start),
-  HttpRouter.get(callbackPath, callback),
+  HttpRouter.get("/oauth/start", rateLimited(start)),
+  HttpRouter.get(callbackPath, rateLimited(callback)),
   HttpRouter.post("/webhooks", webhooks)
 )
 
@@ -127,4 +153,4 @@ export const authRouter = publicRouter.pipe(HttpRouter.get("/readyz", readyz), H
 
 /** The same callback handler under another path (the path of SERVICE_REDIRECT_URI when it differs). */
 export const withCallbackAt = (path: string) => <E, R>(router: HttpRouter.HttpRouter<E, R>) =>
-  path === callbackPath ? router : router.pipe(HttpRouter.get(path as `/${string}`, callback))
+  path === callbackPath ? router : router.pipe(HttpRouter.get(path as `/${string}`, rateLimited(callback)))

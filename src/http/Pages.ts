@@ -19,12 +19,12 @@ export const securityHeaders: Readonly<Record<string, string>> = {
 }
 
 /** A small, self-contained HTML page: a title and one paragraph. Never a stack trace. */
-export const page = (status: number, title: string, text: string) =>
+export const page = (status: number, title: string, text: string, headers: Readonly<Record<string, string>> = {}) =>
   HttpServerResponse.text(
     `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)} - account-sync</title>
 <style>${style}</style></head>
 <body><h1>${escapeHtml(title)}</h1><p>${escapeHtml(text)}</p></body></html>
 `,
-    { status, contentType: "text/html; charset=utf-8", headers: securityHeaders }
+    { status, contentType: "text/html; charset=utf-8", headers: { ...securityHeaders, ...headers } }
   )

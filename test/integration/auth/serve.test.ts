@@ -109,11 +109,12 @@ layer(Stack, { excludeTestServices: true })("serve: /oauth/start, /oauth/callbac
     })
   )
 
-  it.effect("connect without PKCE (/oauth/start?pkce=false)", () =>
+  it.effect("a visitor cannot turn PKCE off: /oauth/start?pkce=false still starts a PKCE flow", () =>
     Effect.gen(function* () {
       const acc = yield* account(1)
       const { authorizeUrl, landing } = yield* connectThroughServe(acc.accountId, "/oauth/start?pkce=false")
-      expect(authorizeUrl.searchParams.has("code_challenge")).toBe(false)
+      expect(authorizeUrl.searchParams.get("code_challenge_method")).toBe("S256")
+      expect(authorizeUrl.searchParams.has("code_challenge")).toBe(true)
       expect(authorizeUrl.searchParams.has("state")).toBe(true)
       expect(landing.status).toBe(200)
       expect(yield* statusOf(acc.accountId)).toEqual(Option.some("active"))
