@@ -70,6 +70,16 @@ export const OAuthClientConfig = Config.all({
   // not Config.redacted(...): that also hides the "missing" message that names the key
   clientSecret: Config.nonEmptyString("SERVICE_CLIENT_SECRET").pipe(Config.map(Redacted.make)),
   redirectUri: httpUrl("SERVICE_REDIRECT_URI"),
+  /**
+   * The app's id as the service's webhooks carry it (`appId`), when it is not the client id: a delivery for any other
+   * app is refused. SERVICE_CLIENT_ID is always taken as ours.
+   */
+  appId: Config.option(Config.nonEmptyString("SERVICE_APP_ID")),
+  /**
+   * PKCE on the flows we start (SERVICE_PKCE, default true). Only for apps that opted out of PKCE in the developer
+   * portal: an app setting, never something a visitor chooses.
+   */
+  pkce: Config.boolean("SERVICE_PKCE").pipe(Config.withDefault(true)),
   /** Per request to the token endpoint. */
   requestTimeout: Config.duration("TOKEN_REQUEST_TIMEOUT").pipe(Config.withDefault(Duration.seconds(10))),
   /** Refresh a token once its `exp` is closer than this. */
@@ -136,9 +146,52 @@ export const formatConfigError = (error: ConfigError.ConfigError): string => {
 
 export const optionalString = (name: string) => Config.option(Config.string(name)).pipe(Config.map(Option.getOrUndefined))
 
-/** Where `serve` listens. */
+const positiveDuration = (name: string, fallback: Duration.Duration) =>
+  Config.duration(name).pipe(
+    Config.withDefault(fallback),
+    Config.validate({ message: `${name}: expected a duration above zero, e.g. 10 seconds`, validation: (d) => Duration.toMillis(d) > 0 })
+  )
+
+/** The Node HTTP server's limits: how long a request, its headers and an idle kept-alive connection may take; open connections. */
+export const HttpLimitsConfig = Config.all({
+  requestTimeout: positiveDuration("HTTP_REQUEST_TIMEOUT", Duration.seconds(30)),
+  headersTimeout: positiveDuration("HTTP_HEADERS_TIMEOUT", Duration.seconds(10)),
+  keepAliveTimeout: positiveDuration("HTTP_KEEP_ALIVE_TIMEOUT", Duration.seconds(5)),
+  maxConnections: Config.integer("HTTP_MAX_CONNECTIONS").pipe(
+    Config.withDefault(1_000),
+    Config.validate({ message: "HTTP_MAX_CONNECTIONS: expected a whole number of at least 1", validation: (n) => n >= 1 })
+  )
+}).pipe(
+  Config.validate({
+    message: "HTTP_HEADERS_TIMEOUT: expected at most HTTP_REQUEST_TIMEOUT",
+    validation: (l) => Duration.lessThanOrEqualTo(l.headersTimeout, l.requestTimeout)
+  })
+)
+export type HttpLimits = Config.Config.Success<typeof HttpLimitsConfig>
+
+/** Where `serve` listens; METRICS_PORT, when set, takes /metrics and /readyz off the public port. */
 export const HttpServerConfig = Config.all({
   port: Config.port("PORT").pipe(Config.withDefault(8080)),
-  host: Config.string("HOST").pipe(Config.withDefault("0.0.0.0"))
+  host: Config.string("HOST").pipe(Config.withDefault("0.0.0.0")),
+  metricsPort: Config.option(Config.port("METRICS_PORT")),
+  limits: HttpLimitsConfig
 })
 export type HttpServerConfig = Config.Config.Success<typeof HttpServerConfig>
+
+/**
+ * Bounds on what anonymous visitors can make `serve` do: requests to /oauth/start and /oauth/callback per client
+ * address and minute (a token bucket), pending flows kept at once, and whether the client address is taken from
+ * X-Forwarded-For (behind a reverse proxy that sets it).
+ */
+export const AnonymousLimitsConfig = Config.all({
+  perMinute: Config.integer("OAUTH_RATE_LIMIT").pipe(
+    Config.withDefault(20),
+    Config.validate({ message: "OAUTH_RATE_LIMIT: expected a whole number of requests per minute, at least 1", validation: (n) => n >= 1 })
+  ),
+  pendingMax: Config.integer("OAUTH_PENDING_MAX").pipe(
+    Config.withDefault(1_000),
+    Config.validate({ message: "OAUTH_PENDING_MAX: expected a whole number of at least 1", validation: (n) => n >= 1 })
+  ),
+  trustForwardedFor: Config.boolean("HTTP_TRUST_PROXY").pipe(Config.withDefault(false))
+})
+export type AnonymousLimitsSettings = Config.Config.Success<typeof AnonymousLimitsConfig>

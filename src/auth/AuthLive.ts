@@ -2,6 +2,7 @@ import { Layer } from "effect"
 import { GraphqlTransportLive } from "../api/GraphqlTransport.js"
 import { AccessTokensLive } from "./AccessTokens.js"
 import { AccountApiLive } from "./AccountApi.js"
+import { AnonymousLimitsLive } from "./AnonymousLimits.js"
 import { ConnectionsLive } from "./Connections.js"
 import { EventInboxLive } from "./EventInbox.js"
 import { OAuthFlowLive } from "./OAuthFlow.js"
@@ -24,5 +25,5 @@ export const AuthServicesLive = Layer.mergeAll(OAuthFlowLive, EventInboxLive, Ac
     )
   ),
   Layer.provideMerge(TokenStoreLive),
-  Layer.provideMerge(TokenCipherLive)
+  Layer.provideMerge(Layer.merge(TokenCipherLive, AnonymousLimitsLive))
 )

@@ -1,13 +1,13 @@
 import { SqlClient, type SqlError } from "@effect/sql"
-import { Clock, Context, Effect, Either, Layer, Metric, Schema } from "effect"
+import { Clock, Context, Effect, Either, Layer, Metric, Option, Schema } from "effect"
 import * as crypto from "node:crypto"
 import * as Metrics from "../observability/metrics.js"
 import { matchAccount } from "./accountIds.js"
 import { Connections } from "./Connections.js"
-import { verifySignature, WebhookMalformed, type WebhookSignatureInvalid } from "./webhookSignature.js"
+import { verifySignature, WebhookForeignApp, WebhookMalformed, type WebhookSignatureInvalid } from "./webhookSignature.js"
 import { OAuthClient } from "./OAuthClient.js"
 
-export { signatureHeader, verifySignature, WebhookMalformed, WebhookSignatureInvalid } from "./webhookSignature.js"
+export { signatureHeader, verifySignature, WebhookForeignApp, WebhookMalformed, WebhookSignatureInvalid } from "./webhookSignature.js"
 
 const WebHookEvent = Schema.Struct({
   topic: Schema.String,
@@ -17,6 +17,10 @@ const WebHookEvent = Schema.Struct({
   occuredAt: Schema.String
 })
 const decodePayload = Schema.decodeUnknownEither(Schema.parseJson(Schema.Struct({ data: Schema.Struct({ webHookEvent: WebHookEvent }) })))
+
+/** The first field holding a NUL character, which Postgres text cannot store (a 400, not a 500 the sender retries forever). */
+const fieldWithNul = (event: typeof WebHookEvent.Type) =>
+  (["topic", "appId", "accountId", "itemId", "occuredAt"] as const).find((field) => event[field].includes("\u0000"))
 
 /**
  * What became of a delivery: recorded for the consumer (Queued), applied at once (APP_DISCONNECT), recorded for an
@@ -39,7 +43,7 @@ export class EventInbox extends Context.Tag("account-sync/EventInbox")<
     readonly receive: (
       body: Uint8Array,
       signature: string | undefined
-    ) => Effect.Effect<WebhookOutcome, WebhookSignatureInvalid | WebhookMalformed | SqlError.SqlError>
+    ) => Effect.Effect<WebhookOutcome, WebhookSignatureInvalid | WebhookMalformed | WebhookForeignApp | SqlError.SqlError>
   }
 >() {}
 
@@ -54,6 +58,7 @@ export const EventInboxLive = Layer.effect(
     const connections = yield* Connections
 
     const connectedIds = Effect.map(connections.list(), (all) => all.map((c) => c.accountId))
+    const ourAppIds = new Set([settings.clientId, ...Option.toArray(settings.appId)])
 
     const receive = (body: Uint8Array, signature: string | undefined) =>
       Effect.gen(function* () {
@@ -63,6 +68,9 @@ export const EventInboxLive = Layer.effect(
           return yield* new WebhookMalformed({ reason: "expected {data:{webHookEvent:{topic,appId,accountId,itemId,occuredAt}}}" })
         }
         const event = payload.right.data.webHookEvent
+        const nul = fieldWithNul(event)
+        if (nul !== undefined) return yield* new WebhookMalformed({ reason: `${nul} contains a NUL character, which cannot be stored` })
+        if (!ourAppIds.has(event.appId)) return yield* new WebhookForeignApp({ appId: event.appId })
         const occurredMs = Date.parse(event.occuredAt)
         if (Number.isNaN(occurredMs)) return yield* new WebhookMalformed({ reason: "occuredAt is not an ISO 8601 time" })
         const eventId = crypto

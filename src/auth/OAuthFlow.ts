@@ -3,7 +3,15 @@ import { Context, Effect, Layer, Option, type Redacted } from "effect"
 import { AccountApi } from "./AccountApi.js"
 import { authorizationUrl, newCodeVerifier, newState, safeEqual } from "./Authorization.js"
 import { type Connection, Connections } from "./Connections.js"
-import { AuthorizationDenied, type AuthorizationError, CodeExchangeRefused, MalformedCallback, ServiceCallFailed, UnknownState } from "./errors.js"
+import {
+  AuthorizationDenied,
+  type AuthorizationError,
+  CodeExchangeRefused,
+  MalformedCallback,
+  type PendingFlowsFull,
+  ServiceCallFailed,
+  UnknownState
+} from "./errors.js"
 import { PendingFlows } from "./PendingFlows.js"
 import { OAuthClient } from "./OAuthClient.js"
 import { TokenEndpoint } from "./TokenEndpoint.js"
@@ -36,8 +44,11 @@ export class OAuthFlow extends Context.Tag("account-sync/OAuthFlow")<
       readonly state: string
       readonly verifier: Option.Option<Redacted.Redacted<string>>
     }>
-    /** `begin`, kept in `oauth_pending` so any replica can finish it (serve's /oauth/start). */
-    readonly beginStored: (options: { readonly pkce: boolean }) => Effect.Effect<string, SqlError.SqlError>
+    /**
+     * `begin` with PKCE unless the app opted out (SERVICE_PKCE=false), kept in `oauth_pending` so any replica can
+     * finish it (serve's /oauth/start).
+     */
+    readonly beginStored: () => Effect.Effect<string, SqlError.SqlError | PendingFlowsFull>
     /** Exchange, identify, store: the connection is active. */
     readonly complete: (input: {
       readonly code: string
@@ -109,9 +120,9 @@ export const OAuthFlowLive = Layer.effect(
 
     return {
       begin,
-      beginStored: ({ pkce }) =>
+      beginStored: () =>
         Effect.gen(function* () {
-          const flow = yield* begin({ pkce })
+          const flow = yield* begin({ pkce: settings.pkce })
           yield* pending.save(flow.state, flow.verifier)
           return flow.url
         }),

@@ -1,7 +1,8 @@
 import { SqlClient, type SqlError } from "@effect/sql"
 import { Clock, Context, Effect, Layer, Option, type Redacted, Schema } from "effect"
 import { pendingFlowLifetimeMs } from "./Authorization.js"
-import { PendingFlowExpired, type TokenKeyMismatch, UnknownState } from "./errors.js"
+import { AnonymousLimits } from "./AnonymousLimits.js"
+import { PendingFlowExpired, PendingFlowsFull, type TokenKeyMismatch, UnknownState } from "./errors.js"
 import { TokenCipher } from "./TokenCipher.js"
 
 const PendingRow = Schema.Struct({
@@ -15,7 +16,8 @@ const decodeRows = Schema.decodeUnknown(Schema.Array(PendingRow))
 export class PendingFlows extends Context.Tag("account-sync/PendingFlows")<
   PendingFlows,
   {
-    readonly save: (state: string, verifier: Option.Option<Redacted.Redacted<string>>) => Effect.Effect<void, SqlError.SqlError>
+    /** Kept for 10 minutes; refused (PendingFlowsFull) when OAUTH_PENDING_MAX flows are pending, expired ones dropped first. */
+    readonly save: (state: string, verifier: Option.Option<Redacted.Redacted<string>>) => Effect.Effect<void, SqlError.SqlError | PendingFlowsFull>
     /** Consumes the flow: a second callback with the same state is `UnknownState` (replayed). */
     readonly take: (
       state: string
@@ -28,6 +30,7 @@ export const PendingFlowsLive = Layer.effect(
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const cipher = yield* TokenCipher
+    const { pendingMax } = (yield* AnonymousLimits).settings
     return {
       save: (state, verifier) =>
         Effect.gen(function* () {
@@ -35,8 +38,13 @@ export const PendingFlowsLive = Layer.effect(
           const encrypted = Option.match(verifier, { onNone: () => null, onSome: (v) => cipher.encrypt(v) })
           // expired flows can never complete: drop them as new ones arrive
           yield* sql`DELETE FROM oauth_pending WHERE expires_at < ${new Date(now)}`
-          yield* sql`INSERT INTO oauth_pending (state, code_verifier, created_at, expires_at)
-                     VALUES (${state}, ${encrypted}, ${new Date(now)}, ${new Date(now + pendingFlowLifetimeMs)})`
+          // then one more only while fewer than the cap are pending (anyone can start a flow: each is a row)
+          const inserted = yield* sql`
+            INSERT INTO oauth_pending (state, code_verifier, created_at, expires_at)
+            SELECT ${state}, ${encrypted}, ${new Date(now)}, ${new Date(now + pendingFlowLifetimeMs)}
+            WHERE (SELECT count(*) FROM oauth_pending) < ${pendingMax}
+            RETURNING state`
+          if (inserted.length === 0) return yield* new PendingFlowsFull({ max: pendingMax })
         }),
       take: (state) =>
         Effect.gen(function* () {

@@ -3,6 +3,7 @@ import { Clock, Context, Data, Duration, Effect, Either, Layer, Option, Redacted
 import { ClientMisconfigured, TokenEndpointUnavailable } from "./errors.js"
 import { jwtExpiry, jwtScopes } from "./Jwt.js"
 import { OAuthClient } from "./OAuthClient.js"
+import { printable } from "../observability/printable.js"
 
 /** Tokens as issued by a code exchange or a refresh. */
 export interface IssuedTokens {
@@ -54,7 +55,8 @@ export class TokenEndpoint extends Context.Tag("account-sync/TokenEndpoint")<
 const describeError = (body: string): string =>
   Either.match(decodeErrorResponse(body), {
     onLeft: () => "no RFC 6749 error body",
-    onRight: (e) => (e.error_description ? `${e.error}: ${e.error_description}` : e.error)
+    // the service's words: printed on terminals and in logs, so their control characters are escaped
+    onRight: (e) => printable(e.error_description ? `${e.error}: ${e.error_description}` : e.error)
   })
 
 export const TokenEndpointLive = Layer.effect(

@@ -1,4 +1,5 @@
 import { Data } from "effect"
+import { printable } from "../observability/printable.js"
 
 /** The service refused the account's refresh token (`invalid_grant`): the connection is now `revoked`. */
 export class TokenRefused extends Data.TaggedError("TokenRefused")<{
@@ -86,7 +87,8 @@ export class AuthorizationDenied extends Data.TaggedError("AuthorizationDenied")
   readonly description?: string
 }> {
   override get message() {
-    return `authorization was not granted: ${this.error}${this.description ? ` (${this.description})` : ""}`
+    // both come from the redirect's query string: anyone can put anything there
+    return `authorization was not granted: ${printable(this.error, 100)}${this.description ? ` (${printable(this.description)})` : ""}`
   }
 }
 
@@ -150,3 +152,10 @@ export type AuthorizationError =
   | TokenEndpointUnavailable
   | TokenKeyMismatch
   | TokenUnreadable
+
+/** As many authorization flows are pending as OAUTH_PENDING_MAX allows (expired ones already dropped): answered 503. */
+export class PendingFlowsFull extends Data.TaggedError("PendingFlowsFull")<{ readonly max: number }> {
+  override get message() {
+    return `${this.max} authorization flows are already pending (OAUTH_PENDING_MAX); no new one is started until some finish or expire`
+  }
+}

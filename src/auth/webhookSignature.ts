@@ -17,6 +17,13 @@ export class WebhookMalformed extends Data.TaggedError("WebhookMalformed")<{ rea
   }
 }
 
+/** Signed and well formed, but for another app than ours: answered 403, nothing recorded. */
+export class WebhookForeignApp extends Data.TaggedError("WebhookForeignApp")<{ readonly appId: string }> {
+  override get message() {
+    return `webhook refused: appId ${JSON.stringify(this.appId.slice(0, 100))} is not this app's (SERVICE_CLIENT_ID, or SERVICE_APP_ID when set)`
+  }
+}
+
 /** base64(HMAC-SHA256(raw body, client secret)), compared in constant time. */
 export const verifySignature = (
   secret: Redacted.Redacted<string>,

@@ -3,6 +3,7 @@ import { HttpRouter, HttpServerRequest } from "@effect/platform"
 import { Console, Deferred, Duration, Effect, Exit, Layer } from "effect"
 import { AuthLayer } from "./app.js"
 import type { Connection } from "../auth/Connections.js"
+import { safeEqual } from "../auth/Authorization.js"
 import { callbackParams, OAuthFlow } from "../auth/OAuthFlow.js"
 import { OAuthClient } from "../auth/OAuthClient.js"
 import { page } from "../http/Pages.js"
@@ -15,7 +16,9 @@ const timeout = Options.integer("timeout").pipe(
 )
 const describe = (cause: unknown) => (cause instanceof Error ? cause.message : String(cause))
 
-const noPkce = Options.boolean("no-pkce").pipe(Options.withDescription("Leave PKCE out (only for apps that opted out of it)"))
+const noPkce = Options.boolean("no-pkce").pipe(
+  Options.withDescription("Leave PKCE out (only for apps that opted out of it; SERVICE_PKCE=false does the same for every flow)")
+)
 
 /**
  * One connect flow in this process: print the authorization URL, listen on SERVICE_REDIRECT_URI's host, port and
@@ -33,8 +36,12 @@ export const connectOnce = (options: { readonly timeout: Duration.Duration; read
     const handler = Effect.gen(function* () {
       const request = yield* HttpServerRequest.HttpServerRequest
       const params = callbackParams(new URL(request.url, redirect))
-      if (params.error === undefined && params.state !== expected.state) {
-        yield* Effect.logWarning("ignored a redirect whose state is not this flow's (state mismatch)")
+      // only a redirect carrying this flow's state can end it, an `error=` one included: anyone who can reach the
+      // port could otherwise end the flow with a forged error
+      if (params.state === undefined || !safeEqual(params.state, expected.state)) {
+        yield* Effect.logWarning(
+          `ignored a${params.error === undefined ? "" : "n error"} redirect whose state is not this flow's (${params.state === undefined ? "no state" : "state mismatch"})`
+        )
         return page(400, "Wrong flow", "This redirect does not belong to the connection this command started (state mismatch).")
       }
       if (busy) return page(409, "Already handled", "This connection flow was already completed or is in progress.")
@@ -79,7 +86,10 @@ export const connectOnce = (options: { readonly timeout: Duration.Duration; read
   }).pipe(Effect.scoped)
 
 export const connectCommand = Command.make("connect", { timeout, noPkce }, (options) =>
-  connectOnce({ timeout: Duration.seconds(options.timeout), pkce: !options.noPkce }).pipe(Effect.provide(AuthLayer))
+  Effect.flatMap(OAuthClient, (settings) =>
+    // PKCE unless the app opted out (SERVICE_PKCE=false) or the operator says so here
+    connectOnce({ timeout: Duration.seconds(options.timeout), pkce: settings.pkce && !options.noPkce })
+  ).pipe(Effect.provide(AuthLayer))
 ).pipe(
   Command.withDescription(
     "Connect an account: prints the authorization URL, waits for the redirect on SERVICE_REDIRECT_URI, stores the tokens."

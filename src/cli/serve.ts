@@ -2,6 +2,7 @@ import { Command, Options } from "@effect/cli"
 import { Effect, Layer, Option } from "effect"
 import { SyncLayer } from "./app.js"
 import { EventConsumer } from "../sync/events/EventConsumer.js"
+import { EventRetention } from "../sync/events/EventRetention.js"
 import { OAuthClient } from "../auth/OAuthClient.js"
 import { HttpServerConfig } from "../config.js"
 import { authServer } from "../http/Server.js"
@@ -17,16 +18,20 @@ export const serveCommand = Command.make("serve", { port, host }, (options) =>
     const listen = {
       port: Option.getOrElse(options.port, () => fromEnv.port),
       host: Option.getOrElse(options.host, () => fromEnv.host),
-      redirectPath: new URL(settings.redirectUri).pathname
+      redirectPath: new URL(settings.redirectUri).pathname,
+      limits: fromEnv.limits,
+      ...(Option.isSome(fromEnv.metricsPort) ? { metricsPort: fromEnv.metricsPort.value } : {})
     }
     // the change events the inbox records are applied beside the server, for as long as it runs
     yield* Effect.forkScoped((yield* EventConsumer).run)
+    // and the deliveries it is done with are pruned after WEBHOOK_EVENTS_RETENTION
+    yield* Effect.forkScoped((yield* EventRetention).run)
     return yield* Layer.launch(authServer(listen)).pipe(
       Effect.catchTag("ServeError", (e) =>
         Effect.fail(
           new ExitWith({
             code: ExitCodes.failure,
-            message: `serve: cannot listen on ${listen.host}:${listen.port}: ${e.cause instanceof Error ? e.cause.message : String(e.cause)}`
+            message: `serve: cannot listen on ${listen.host}:${listen.port}${listen.metricsPort === undefined ? "" : ` and ${listen.metricsPort} (METRICS_PORT)`}: ${e.cause instanceof Error ? e.cause.message : String(e.cause)}`
           })
         )
       )
@@ -34,6 +39,6 @@ export const serveCommand = Command.make("serve", { port, host }, (options) =>
   }).pipe(Effect.scoped, Effect.provide(SyncLayer))
 ).pipe(
   Command.withDescription(
-    "Serve /oauth/start, /oauth/callback (connect accounts in a browser), /webhooks (every change event, applied in the background; APP_DISCONNECT), /healthz, /readyz and /metrics."
+    "Serve /oauth/start, /oauth/callback (connect accounts in a browser), /webhooks (every change event, applied in the background; APP_DISCONNECT), /healthz, /readyz and /metrics (/readyz and /metrics on METRICS_PORT when set)."
   )
 )

@@ -77,18 +77,17 @@ export const runDemo = (options: DemoOptions) =>
       port: 0,
       approval: { mode: "auto" },
       // the real service restores 500 points/s; 20x that keeps the demo under a minute with the same mechanics
-      limits: { maxPoints: 20_000, restoreRate: 10_000 },
-      apps: [
-        {
-          clientId,
-          clientSecret,
-          redirectUri: `${callbackBase}/oauth/callback`,
-          webhookUrl: `${callbackBase}/webhooks`,
-          rotation: true,
-          name: "account-sync demo",
-          author: "account-sync"
-        }
-      ]
+      limits: { maxPoints: 20_000, restoreRate: 10_000 }
+    })
+    // the app's id is what its webhooks carry (appId): configured below as SERVICE_APP_ID
+    const { appId } = yield* emulator.admin.createApp({
+      clientId,
+      clientSecret,
+      redirectUri: `${callbackBase}/oauth/callback`,
+      webhookUrl: `${callbackBase}/webhooks`,
+      rotation: true,
+      name: "account-sync demo",
+      author: "account-sync"
     })
     const admin = emulator.admin
     const accounts = yield* Effect.forEach(accountsToCreate, (a) =>
@@ -107,6 +106,7 @@ export const runDemo = (options: DemoOptions) =>
     const configuration = new Map<string, string>([
       ["SERVICE_BASE_URL", emulator.baseUrl],
       ["SERVICE_CLIENT_ID", clientId],
+      ["SERVICE_APP_ID", appId],
       ["SERVICE_CLIENT_SECRET", clientSecret],
       ["SERVICE_REDIRECT_URI", `${callbackBase}/oauth/callback`],
       ["TOKEN_ENCRYPTION_KEY", crypto.randomBytes(32).toString("base64")],

@@ -1,23 +1,50 @@
-import { HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
-import { Effect, Option } from "effect"
+import { Duration, Effect, Either, Option } from "effect"
+import { AnonymousLimits } from "../auth/AnonymousLimits.js"
 import { EventInbox, signatureHeader } from "../auth/EventInbox.js"
 import type { AuthorizationError } from "../auth/errors.js"
 import { callbackParams, OAuthFlow } from "../auth/OAuthFlow.js"
 import { page } from "./Pages.js"
+import { readBodyUpTo } from "./requestBody.js"
 import { sqlFileLoader } from "../db/Migrations.js"
-import { prometheusText } from "../observability/prometheus.js"
+import { contentType as prometheusContentType, prometheusText } from "../observability/prometheus.js"
 
 const requestUrl = (request: HttpServerRequest.HttpServerRequest) => new URL(request.url, "http://localhost")
 
-/** `GET /oauth/start[?pkce=false]`: a fresh flow, kept in the database, and a redirect to the service. */
+/**
+ * The client's address: the peer's, or behind a reverse proxy (HTTP_TRUST_PROXY=true) the last X-Forwarded-For
+ * entry, the one our proxy added (the ones before it are the client's to write).
+ */
+export const clientAddress = (request: HttpServerRequest.HttpServerRequest, trustForwardedFor: boolean): string => {
+  const forwarded = trustForwardedFor ? request.headers["x-forwarded-for"]?.split(",").at(-1)?.trim() : undefined
+  return forwarded || Option.getOrElse(request.remoteAddress, () => "unknown")
+}
+
+/** Anonymous routes take one request of the client address's budget (OAUTH_RATE_LIMIT a minute) first. */
+const rateLimited = <A, E, R>(handler: Effect.Effect<A, E, R>) =>
+  Effect.gen(function* () {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const limits = yield* AnonymousLimits
+    const taken = yield* Effect.either(limits.take(clientAddress(request, limits.settings.trustForwardedFor)))
+    if (Either.isRight(taken)) return yield* handler
+    yield* Effect.logWarning(`oauth route refused: ${taken.left.message}`)
+    return page(429, "Too many requests", "Too many connection attempts from your address; please wait a minute and try again.", {
+      "retry-after": String(Math.max(1, Math.ceil(Duration.toSeconds(taken.left.retryAfter))))
+    })
+  })
+
+/** `GET /oauth/start`: a fresh flow (PKCE unless the app opted out: SERVICE_PKCE), kept in the database, and a redirect to the service. */
 const start = Effect.gen(function* () {
-  const request = yield* HttpServerRequest.HttpServerRequest
-  const pkce = requestUrl(request).searchParams.get("pkce") !== "false"
   const flow = yield* OAuthFlow
-  const url = yield* flow.beginStored({ pkce })
-  return HttpServerResponse.redirect(url, { status: 302, headers: { "cache-control": "no-store" } })
+  const url = yield* flow.beginStored()
+  return HttpServerResponse.redirect(url, { status: 302, headers: { "cache-control": "no-store", "referrer-policy": "no-referrer" } })
 }).pipe(
+  Effect.catchTag("PendingFlowsFull", (e) =>
+    Effect.logWarning(`oauth start refused: ${e.message}`).pipe(
+      Effect.as(page(503, "Try again later", "Too many connections are being started right now; please try again in a few minutes.", { "retry-after": "60" }))
+    )
+  ),
   Effect.catchAll((error) =>
     Effect.logError("oauth start failed", error).pipe(Effect.as(page(500, "Cannot start", "The connection could not be started; see the server log.")))
   )
@@ -59,20 +86,25 @@ const callback = Effect.gen(function* () {
   )
 })
 
+/** The largest webhook body taken (an event is a few hundred bytes). */
+export const webhookBodyLimit = 64 * 1024
+
 /** `POST /webhooks`: verified over the raw body bytes, recorded once (the change it names is applied by the consumer); 2xx only when stored. */
 const webhooks = Effect.gen(function* () {
   const request = yield* HttpServerRequest.HttpServerRequest
   const events = yield* EventInbox
-  // an event is a few hundred bytes: refuse anything large before reading it
-  const body = yield* HttpIncomingMessage.withMaxBodySize(request.arrayBuffer, Option.some(64 * 1024))
+  // an event is a few hundred bytes: refuse anything large (413) before reading it
+  const body = yield* readBodyUpTo(request, webhookBodyLimit)
   const header = request.headers[signatureHeader]
-  const outcome = yield* events.receive(new Uint8Array(body), header)
+  const outcome = yield* events.receive(body, header)
   return yield* HttpServerResponse.json({ ok: true, outcome: outcome._tag })
 }).pipe(
   Effect.catchTags({
     WebhookSignatureInvalid: () => HttpServerResponse.json({ ok: false, error: "invalid signature" }, { status: 401 }),
     WebhookMalformed: (e) => HttpServerResponse.json({ ok: false, error: e.reason }, { status: 400 }),
-    RequestError: () => HttpServerResponse.json({ ok: false, error: "cannot read the body" }, { status: 400 })
+    WebhookForeignApp: () => HttpServerResponse.json({ ok: false, error: "appId is not this app's" }, { status: 403 }),
+    BodyTooLarge: (e) => HttpServerResponse.json({ ok: false, error: e.message }, { status: 413 }),
+    BodyUnreadable: () => HttpServerResponse.json({ ok: false, error: "cannot read the body" }, { status: 400 })
   }),
   Effect.catchAll(() => HttpServerResponse.json({ ok: false, error: "not stored; retry later" }, { status: 500 }))
 )
@@ -96,24 +128,30 @@ const readyz = Effect.gen(function* () {
 )
 
 const metrics = Effect.map(prometheusText, (text) =>
-  HttpServerResponse.text(text, { contentType: "text/plain; version=0.0.4; charset=utf-8" })
+  HttpServerResponse.text(text, { contentType: prometheusContentType })
 )
 
 /** The path the service redirects to: the callback route for a redirect URI whose path is not /oauth/callback. */
 export const callbackPath = "/oauth/callback"
 
-/**
- * serve's routes: connecting accounts, the disconnect webhook, probes and Prometheus metrics.
- */
-export const authRouter = HttpRouter.empty.pipe(
+/** serve's public routes: connecting accounts, the webhooks, and liveness. */
+export const publicRouter = HttpRouter.empty.pipe(
   HttpRouter.get("/healthz", HttpServerResponse.text("ok\n")),
-  HttpRouter.get("/readyz", readyz),
-  HttpRouter.get("/metrics", metrics),
-  HttpRouter.get("/oauth/start", start),
-  HttpRouter.get(callbackPath, callback),
+  HttpRouter.get("/oauth/start", rateLimited(start)),
+  HttpRouter.get(callbackPath, rateLimited(callback)),
   HttpRouter.post("/webhooks", webhooks)
 )
 
+/** Liveness, readiness and Prometheus metrics: on METRICS_PORT when it is set, for deployments that keep them private. */
+export const probesRouter = HttpRouter.empty.pipe(
+  HttpRouter.get("/healthz", HttpServerResponse.text("ok\n")),
+  HttpRouter.get("/readyz", readyz),
+  HttpRouter.get("/metrics", metrics)
+)
+
+/** Every serve route on one port (METRICS_PORT unset). */
+export const authRouter = publicRouter.pipe(HttpRouter.get("/readyz", readyz), HttpRouter.get("/metrics", metrics))
+
 /** The same callback handler under another path (the path of SERVICE_REDIRECT_URI when it differs). */
 export const withCallbackAt = (path: string) => <E, R>(router: HttpRouter.HttpRouter<E, R>) =>
-  path === callbackPath ? router : router.pipe(HttpRouter.get(path as `/${string}`, callback))
+  path === callbackPath ? router : router.pipe(HttpRouter.get(path as `/${string}`, rateLimited(callback)))

@@ -1,20 +1,62 @@
 import { type HttpRouter, HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
-import { Layer } from "effect"
-import { createServer } from "node:http"
-import { authRouter, withCallbackAt } from "./AuthRoutes.js"
+import { Duration, Layer } from "effect"
+import { createServer, type Server } from "node:http"
+import type { HttpLimits } from "../config.js"
+import { authRouter, probesRouter, publicRouter, withCallbackAt } from "./AuthRoutes.js"
 
 export interface ListenOptions {
   readonly port: number
   readonly host: string
+  /** The server's limits (default: `defaultHttpLimits`, HttpLimitsConfig's defaults). */
+  readonly limits?: HttpLimits
+}
+
+/** HTTP_REQUEST_TIMEOUT, HTTP_HEADERS_TIMEOUT, HTTP_KEEP_ALIVE_TIMEOUT, HTTP_MAX_CONNECTIONS unset. */
+export const defaultHttpLimits: HttpLimits = {
+  requestTimeout: Duration.seconds(30),
+  headersTimeout: Duration.seconds(10),
+  keepAliveTimeout: Duration.seconds(5),
+  maxConnections: 1_000
+}
+
+/**
+ * A Node HTTP server with `limits`: a request must arrive whole within requestTimeout and its headers within
+ * headersTimeout (else 408 and the connection is closed: slow clients cannot hold connections open), an idle
+ * kept-alive connection is closed after keepAliveTimeout, and connections beyond maxConnections are refused.
+ */
+export const makeNodeServer = (limits: HttpLimits): Server => {
+  const requestTimeout = Duration.toMillis(limits.requestTimeout)
+  const headersTimeout = Duration.toMillis(limits.headersTimeout)
+  const server = createServer({
+    requestTimeout,
+    headersTimeout,
+    keepAliveTimeout: Duration.toMillis(limits.keepAliveTimeout),
+    // how often Node looks for requests past those limits (its default, 30 s, would let them run that much longer)
+    connectionsCheckingInterval: Math.max(10, Math.min(1_000, Math.floor(headersTimeout / 2)))
+  })
+  server.requestTimeout = requestTimeout
+  server.headersTimeout = headersTimeout
+  server.keepAliveTimeout = Duration.toMillis(limits.keepAliveTimeout)
+  server.maxConnections = limits.maxConnections
+  return server
 }
 
 /** A Node HTTP server for `router` on host:port (0: any free port; see `HttpServer.address`); closed with its scope. */
 export const serveRouter = <E, R>(router: HttpRouter.HttpRouter<E, R>, options: ListenOptions) =>
   HttpServer.serve(router).pipe(
     HttpServer.withLogAddress,
-    Layer.provideMerge(NodeHttpServer.layerServer(() => createServer(), { port: options.port, host: options.host }))
+    Layer.provideMerge(
+      NodeHttpServer.layerServer(() => makeNodeServer(options.limits ?? defaultHttpLimits), { port: options.port, host: options.host })
+    )
   )
+
+export interface AuthServerOptions extends ListenOptions {
+  /** The redirect URI's own path, when it is not /oauth/callback. */
+  readonly redirectPath?: string
+  /** When set, /metrics and /readyz are served here (with /healthz) and not on `port`. */
+  readonly metricsPort?: number
+}
 
 /**
  * serve's server with `router` (e.g. `authRouter.pipe(HttpRouter.get("/metrics", ...))`), plus the redirect URI's
@@ -23,5 +65,11 @@ export const serveRouter = <E, R>(router: HttpRouter.HttpRouter<E, R>, options: 
 export const authServerWith = <E, R>(router: HttpRouter.HttpRouter<E, R>, options: ListenOptions & { readonly redirectPath?: string }) =>
   serveRouter(options.redirectPath ? router.pipe(withCallbackAt(options.redirectPath)) : router, options)
 
-/** serve's server with the auth routes. */
-export const authServer = (options: ListenOptions & { readonly redirectPath?: string }) => authServerWith(authRouter, options)
+/**
+ * serve's servers: the public routes (connecting accounts, webhooks, /healthz) and the probes and metrics, on one
+ * port, or (with `metricsPort`) the probes and metrics on their own port, for deployments that keep them private.
+ */
+export const authServer = (options: AuthServerOptions) =>
+  options.metricsPort === undefined
+    ? authServerWith(authRouter, options)
+    : Layer.merge(authServerWith(publicRouter, options), serveRouter(probesRouter, { ...options, port: options.metricsPort }))

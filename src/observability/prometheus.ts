@@ -2,58 +2,100 @@ import { Config, Effect, Metric, MetricKeyType, MetricState, Option } from "effe
 import type { MetricPair } from "effect"
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
+import { AggregatorRegistry, prometheusContentType } from "prom-client"
+import type { MetricObjectWithValues, MetricValue } from "prom-client"
 
-const escapeLabel = (value: string) => value.replace(/\\/g, "\\\\").replace(/\n/g, "\\n").replace(/"/g, '\\"')
+/** The Content-Type of `/metrics`: Prometheus text exposition format 0.0.4. */
+export const contentType = prometheusContentType
 
-const renderLabels = (labels: ReadonlyArray<{ readonly key: string; readonly value: string }>, extra: string = "") => {
-  const parts = labels.map((l) => `${l.key}="${escapeLabel(l.value)}"`)
-  if (extra) parts.push(extra)
-  return parts.length === 0 ? "" : `{${parts.join(",")}}`
+type Sample = MetricValue<string> & { metricName?: string }
+
+/** One metric as prom-client's `getMetricsAsJSON` gives it (and `AggregatorRegistry.aggregate` takes it). */
+export interface PromMetric {
+  readonly name: string
+  readonly help: string
+  readonly type: "counter" | "gauge" | "histogram"
+  readonly aggregator: "first"
+  readonly values: Array<Sample>
 }
 
-/** Renders a metrics snapshot in the Prometheus text exposition format (version 0.0.4). */
-export const renderPrometheus = (pairs: ReadonlyArray<MetricPair.MetricPair.Untyped>): string => {
-  const byName = new Map<string, Array<MetricPair.MetricPair.Untyped>>()
-  for (const pair of pairs) {
-    const list = byName.get(pair.metricKey.name) ?? []
-    list.push(pair)
-    byName.set(pair.metricKey.name, list)
-  }
-  const lines: Array<string> = []
-  for (const [name, list] of [...byName.entries()].sort(([a], [b]) => a.localeCompare(b))) {
-    const first = list[0]!
-    const description = first.metricKey.description
-    const keyType = first.metricKey.keyType
-    const type = MetricKeyType.isCounterKey(keyType)
-      ? "counter"
-      : MetricKeyType.isGaugeKey(keyType)
-        ? "gauge"
-        : MetricKeyType.isHistogramKey(keyType)
-          ? "histogram"
-          : "untyped"
-    if (description) lines.push(`# HELP ${name} ${description}`)
-    lines.push(`# TYPE ${name} ${type}`)
-    for (const pair of list) {
-      const labels = pair.metricKey.tags
-      const state = pair.metricState
-      if (MetricState.isCounterState(state)) {
-        lines.push(`${name}${renderLabels(labels)} ${Number(state.count)}`)
-      } else if (MetricState.isGaugeState(state)) {
-        lines.push(`${name}${renderLabels(labels)} ${Number(state.value)}`)
-      } else if (MetricState.isHistogramState(state)) {
-        for (const [bound, count] of state.buckets) {
-          lines.push(`${name}_bucket${renderLabels(labels, `le="${bound === Infinity ? "+Inf" : bound}"`)} ${count}`)
-        }
-        lines.push(`${name}_sum${renderLabels(labels)} ${state.sum}`)
-        lines.push(`${name}_count${renderLabels(labels)} ${state.count}`)
-      }
+const labelsOf = (pair: MetricPair.MetricPair.Untyped, extra: Record<string, string> = {}) => {
+  const labels: Record<string, string> = {}
+  for (const tag of pair.metricKey.tags) labels[tag.key] = tag.value
+  return { ...labels, ...extra }
+}
+
+const typeOf = (keyType: MetricKeyType.MetricKeyType<unknown, unknown>): PromMetric["type"] | undefined =>
+  MetricKeyType.isCounterKey(keyType)
+    ? "counter"
+    : MetricKeyType.isGaugeKey(keyType)
+      ? "gauge"
+      : MetricKeyType.isHistogramKey(keyType)
+        ? "histogram"
+        : undefined
+
+const samplesOf = (name: string, pair: MetricPair.MetricPair.Untyped): Array<Sample> => {
+  const state = pair.metricState
+  if (MetricState.isCounterState(state)) return [{ value: Number(state.count), labels: labelsOf(pair) }]
+  if (MetricState.isGaugeState(state)) return [{ value: Number(state.value), labels: labelsOf(pair) }]
+  if (MetricState.isHistogramState(state)) {
+    // Effect's buckets are cumulative and end with +Inf, as the exposition format wants them
+    const buckets: Array<Sample> = state.buckets.map(([bound, count]) => ({
+      metricName: `${name}_bucket`,
+      value: count,
+      labels: labelsOf(pair, { le: bound === Infinity ? "+Inf" : String(bound) })
+    }))
+    if (!state.buckets.some(([bound]) => bound === Infinity)) {
+      buckets.push({ metricName: `${name}_bucket`, value: state.count, labels: labelsOf(pair, { le: "+Inf" }) })
     }
+    return [
+      ...buckets,
+      { metricName: `${name}_sum`, value: state.sum, labels: labelsOf(pair) },
+      { metricName: `${name}_count`, value: state.count, labels: labelsOf(pair) }
+    ]
   }
-  return lines.join("\n") + "\n"
+  return []
 }
+
+/** Only the connector's own metrics are exposed (not, e.g., Effect's runtime counters `effect_fiber_*`). */
+export const metricPrefix = "account_sync_"
+
+/**
+ * Effect's metric snapshot as prom-client metric objects: one per name, its help text (the metric's description),
+ * its type and every labelled sample. Summaries and frequencies (unused here) are left out.
+ */
+export const toPromClient = (pairs: ReadonlyArray<MetricPair.MetricPair.Untyped>): Array<PromMetric> => {
+  const byName = new Map<string, PromMetric>()
+  for (const pair of pairs) {
+    const name = pair.metricKey.name
+    if (!name.startsWith(metricPrefix)) continue
+    const type = typeOf(pair.metricKey.keyType)
+    if (type === undefined) continue
+    const metric = byName.get(name) ?? {
+      name,
+      help: Option.getOrElse(pair.metricKey.description, () => name),
+      type,
+      aggregator: "first" as const,
+      values: []
+    }
+    metric.values.push(...samplesOf(name, pair))
+    byName.set(name, metric)
+  }
+  return [...byName.values()].sort((a, b) => a.name.localeCompare(b.name))
+}
+
+/**
+ * Renders a metrics snapshot in the Prometheus text exposition format (version 0.0.4) with prom-client: the
+ * values are read from Effect's registry at the time of the call and handed to prom-client the way its cluster
+ * support hands over another process's metrics (`AggregatorRegistry.aggregate`); prom-client writes the text
+ * (HELP and label escaping, value formatting, histogram series).
+ */
+export const renderPrometheus = (pairs: ReadonlyArray<MetricPair.MetricPair.Untyped>): Promise<string> =>
+  // prom-client's typings give `type` as a numeric enum; at run time (and in getMetricsAsJSON) it is these strings
+  AggregatorRegistry.aggregate([toPromClient(pairs) as unknown as Array<MetricObjectWithValues<MetricValue<string>>>]).metrics()
 
 /** The current values of every metric of this process, as Prometheus text. */
-export const prometheusText = Effect.map(Metric.snapshot, renderPrometheus)
+export const prometheusText = Effect.flatMap(Metric.snapshot, (pairs) => Effect.promise(() => renderPrometheus(pairs)))
 
 /** Writes the metrics atomically (temp file + rename), as the node_exporter textfile collector expects. */
 export const writeMetricsFile = (file: string) =>

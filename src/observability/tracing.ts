@@ -1,4 +1,24 @@
+import type { SpanExporter } from "@opentelemetry/sdk-trace-base"
 import { Config, Effect, Layer, Option } from "effect"
+import { redactingExporter } from "./redaction.js"
+
+/**
+ * Spans exported to `exporter` through the redaction of redaction.ts (no OAuth code or state, token or webhook
+ * signature leaves the process), batched (`batch`, the default) or one by one.
+ */
+export const tracingTo = (exporter: SpanExporter, options: { readonly serviceName?: string; readonly batch?: boolean } = {}) =>
+  Layer.unwrapEffect(
+    Effect.gen(function* () {
+      const [{ NodeSdk }, { BatchSpanProcessor, SimpleSpanProcessor }] = yield* Effect.promise(() =>
+        Promise.all([import("@effect/opentelemetry"), import("@opentelemetry/sdk-trace-base")])
+      )
+      const safe = redactingExporter(exporter)
+      return NodeSdk.layer(() => ({
+        resource: { serviceName: options.serviceName ?? "account-sync", serviceVersion: "0.1.0" },
+        spanProcessor: options.batch === false ? new SimpleSpanProcessor(safe) : new BatchSpanProcessor(safe)
+      }))
+    })
+  )
 
 /**
  * Spans (run, account, page, HTTP call) exported over OTLP/HTTP when OTEL_EXPORTER_OTLP_ENDPOINT is set.
@@ -9,17 +29,8 @@ export const TracingLive = Layer.unwrapEffect(
     const endpoint = yield* Config.option(Config.string("OTEL_EXPORTER_OTLP_ENDPOINT"))
     if (Option.isNone(endpoint)) return Layer.empty
     const serviceName = yield* Config.string("OTEL_SERVICE_NAME").pipe(Config.withDefault("account-sync"))
-    const [{ NodeSdk }, { BatchSpanProcessor }, { OTLPTraceExporter }] = yield* Effect.promise(() =>
-      Promise.all([
-        import("@effect/opentelemetry"),
-        import("@opentelemetry/sdk-trace-base"),
-        import("@opentelemetry/exporter-trace-otlp-http")
-      ])
-    )
+    const { OTLPTraceExporter } = yield* Effect.promise(() => import("@opentelemetry/exporter-trace-otlp-http"))
     // the exporter reads OTEL_EXPORTER_OTLP_ENDPOINT (and _HEADERS) itself
-    return NodeSdk.layer(() => ({
-      resource: { serviceName, serviceVersion: "0.1.0" },
-      spanProcessor: new BatchSpanProcessor(new OTLPTraceExporter())
-    }))
+    return tracingTo(new OTLPTraceExporter(), { serviceName })
   })
 )

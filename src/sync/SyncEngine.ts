@@ -5,6 +5,7 @@ import { AccountLocksLive } from "./AccountLocks.js"
 import { CheckpointsLive } from "./Checkpoints.js"
 import { EventConsumerLive } from "./events/EventConsumer.js"
 import { EventQueueLive } from "./events/EventQueue.js"
+import { EventRetentionLive } from "./events/EventRetention.js"
 import { EventSettings } from "./events/EventSettings.js"
 import { PagerLive } from "./Pager.js"
 import { PassEndLive } from "./PassEnd.js"
@@ -14,12 +15,12 @@ import { SyncRunnerLive } from "./SyncRunner.js"
 import { WarehouseLive } from "./Warehouse.js"
 
 /**
- * The sync engine's services (SyncRunner, EventConsumer and everything under them), over a database (SqlClient, PreparedStatements,
+ * The sync engine's services (SyncRunner, EventConsumer, EventRetention and everything under them), over a database (SqlClient, PreparedStatements,
  * DatabaseTopology), the service endpoint and an HttpClient, the auth services (Connections, AccessTokens), Progress
  * and SyncSettings. `budget` replaces the cost budget (the benchmarks' reactive baseline does).
  */
 export const makeSyncEngine = (budget: Layer.Layer<CostBudget> = CostBudgetLive) =>
-  Layer.mergeAll(SyncRunnerLive, EventConsumerLive).pipe(
+  Layer.mergeAll(SyncRunnerLive, EventConsumerLive, EventRetentionLive).pipe(
     Layer.provideMerge(Layer.mergeAll(StreamRunLive, EventSettings.layer)),
     Layer.provideMerge(PassEndLive),
     Layer.provideMerge(Layer.mergeAll(WarehouseLive, PagerLive, RunsLive, AccountLocksLive, EventQueueLive)),

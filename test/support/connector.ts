@@ -25,6 +25,7 @@ export const newTokenKey = (): string => {
 export const connectorEnv = (emulator: TestEmulatorShape, overrides: Env = {}): Env => ({
   SERVICE_BASE_URL: emulator.baseUrl,
   SERVICE_CLIENT_ID: emulator.app.clientId,
+  SERVICE_APP_ID: emulator.app.appId,
   SERVICE_CLIENT_SECRET: emulator.app.clientSecret,
   SERVICE_REDIRECT_URI: emulator.app.redirectUri,
   SERVICE_GRAPHQL_VERSION: "2025-01-20",

@@ -12,7 +12,7 @@ import { runCli, spawnCli } from "../../support/cli.js"
 import { assertNoSecretsIn } from "../../support/auth.js"
 
 const Stack = AuthTest().pipe(
-  Layer.provideMerge(EmulatorTestWith(Effect.map(freePort, (port) => ({ redirectUri: `http://127.0.0.1:${port}/callback`, accounts: 3 })))),
+  Layer.provideMerge(EmulatorTestWith(Effect.map(freePort, (port) => ({ redirectUri: `http://127.0.0.1:${port}/callback`, accounts: 4 })))),
   Layer.provideMerge(TestDatabaseEnv)
 )
 
@@ -136,5 +136,48 @@ layer(Stack, { excludeTestServices: true })("connect, status and disconnect comm
 
       yield* assertNoSecretsIn([status.stdout, status.stderr, disconnect.stdout, disconnect.stderr], leakable)
     })
+  )
+
+  it.effect("connect: an error redirect without this flow's state does not end it; the right one does, its text escaped on the terminal", () =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const emulator = yield* TestEmulator
+        const acc = emulator.accounts[3]!
+        const settings = yield* OAuthClient
+        // terminal escapes: set the window title, clear the screen, then a fake prompt on a new line
+        const evil = "\u001b]0;owned\u0007\u001b[2Jfake\r\nroot# \u202e"
+        const errorRedirect = (state?: string) => {
+          const u = new URL(settings.redirectUri)
+          u.searchParams.set("error", "access_denied")
+          u.searchParams.set("error_description", evil)
+          if (state !== undefined) u.searchParams.set("state", state)
+          return u.toString()
+        }
+
+        const child = yield* spawnCli(["connect", "--timeout", "60"], { ...(yield* cliEnv), LOG_FORMAT: "pretty" })
+        const url = yield* child.firstLine
+        const forgedNoState = yield* fetchPage(errorRedirect())
+        expect(forgedNoState.status).toBe(400)
+        expect(forgedNoState.body).toContain("state mismatch")
+        const forgedWrongState = yield* fetchPage(errorRedirect("not-this-flows-state"))
+        expect(forgedWrongState.status).toBe(400)
+        // the flow goes on: the admin approves and the account is connected
+        const consent = yield* approveInBrowser(withHint(url, acc.accountId), { accountId: acc.accountId })
+        expect((yield* fetchPage(consent.location!)).status).toBe(200)
+        const result = yield* child.exit
+        expect(result.code, result.stderr).toBe(0)
+        expect(result.stdout).toContain(`connected ${acc.name} (${acc.accountId})`)
+
+        // an error redirect with the flow's state ends it; the service's text is shown escaped, never acted on
+        const second = yield* spawnCli(["connect", "--timeout", "60"], { ...(yield* cliEnv), LOG_FORMAT: "pretty" })
+        const state = new URL(yield* second.firstLine).searchParams.get("state")!
+        const denied = yield* fetchPage(errorRedirect(state))
+        expect(denied.status).toBe(403)
+        const ended = yield* second.exit
+        expect(ended.code).toBe(1)
+        expect(ended.stderr).toContain("authorization was not granted: access_denied (\\u001b]0;owned\\u0007\\u001b[2Jfake\\u000d\\u000aroot# \\u202e)")
+        for (const raw of ["\u001b]0;", "\u0007", "\u001b[2J", "fake\r\n", "\u202e"]) expect(ended.stderr).not.toContain(raw)
+      })
+    )
   )
 })

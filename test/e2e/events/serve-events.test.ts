@@ -12,9 +12,9 @@ import { expectWarehouseExact, syncHarness } from "../../support/syncHarness.js"
 const harness = syncHarness({ accounts: 1, jobs: 400, limits: { maxPoints: 100_000, restoreRate: 1_000_000 } })
 
 /** A webhook delivery as the service signs it: HMAC-SHA256 of the raw body with the client secret, base64. */
-const deliver = (base: string, secret: string, event: { topic: string; accountId: string; itemId: string; occuredAt: string }) =>
+const deliver = (base: string, secret: string, appId: string, event: { topic: string; accountId: string; itemId: string; occuredAt: string }) =>
   Effect.promise(async () => {
-    const body = JSON.stringify({ data: { webHookEvent: { appId: "app", ...event } } })
+    const body = JSON.stringify({ data: { webHookEvent: { appId, ...event } } })
     const signature = crypto.createHmac("sha256", secret).update(body).digest("base64")
     const started = performance.now()
     const response = await fetch(`${base}/webhooks`, { method: "POST", headers: { "content-type": "application/json", "x-service-hmac-sha256": signature }, body })
@@ -55,12 +55,12 @@ layer(harness, { timeout: 120_000, excludeTestServices: true })("serve applies c
         ...deleted.map((id) => ({ topic: "JOB_DESTROY", accountId: webhookAccountId, itemId: id, occuredAt: new Date(nowMs).toISOString() }))
       ]
       for (const d of deliveries) {
-        const answer = yield* deliver(base, settings.SERVICE_CLIENT_SECRET!, d)
+        const answer = yield* deliver(base, settings.SERVICE_CLIENT_SECRET!, settings.SERVICE_CLIENT_ID!, d)
         expect(answer.status, answer.body).toBe(200)
         expect(answer.ms).toBeLessThan(1000)
       }
       // a forged delivery changes nothing
-      const forged = yield* deliver(base, "not-the-secret", { topic: "JOB_DESTROY", accountId: webhookAccountId, itemId: edited[0]!, occuredAt: new Date(nowMs).toISOString() })
+      const forged = yield* deliver(base, "not-the-secret", settings.SERVICE_CLIENT_ID!, { topic: "JOB_DESTROY", accountId: webhookAccountId, itemId: edited[0]!, occuredAt: new Date(nowMs).toISOString() })
       expect(forged.status).toBe(401)
       first.child.kill("SIGKILL")
       yield* first.exit

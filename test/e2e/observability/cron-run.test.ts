@@ -10,6 +10,7 @@ import { runCli } from "../../support/cli.js"
 import { TestSettings, connectAccount } from "../../support/connector.js"
 import { TestDatabase } from "../../support/database.js"
 import { TestEmulator } from "../../support/emulator.js"
+import { promtoolAvailable, promtoolCheck } from "../../support/promtool.js"
 import { syncHarness } from "../../support/syncHarness.js"
 
 layer(syncHarness({ accounts: 1, jobs: 250, limits: { maxPoints: 10_000, restoreRate: 100_000 } }), {
@@ -28,6 +29,13 @@ layer(syncHarness({ accounts: 1, jobs: 250, limits: { maxPoints: 10_000, restore
       expect(text).toContain("# TYPE account_sync_rows_upserted_total counter")
       expect(text).toContain(`account_sync_rows_upserted_total{account_id="${accountId}"} 250`)
       expect(text).toMatch(new RegExp(`account_sync_runs_total\\{[^}]*outcome="succeeded"[^}]*\\} 1`))
+      // Prometheus' own parser accepts the file (skipped only where promtool is not installed)
+      if (promtoolAvailable) {
+        const check = yield* promtoolCheck(text)
+        expect(check.code, `promtool check metrics: ${check.output}`).toBe(0)
+      } else {
+        yield* Effect.logWarning("promtool is not installed (Debian package prometheus): METRICS_FILE not checked by Prometheus' parser")
+      }
       // written atomically: no temp file left beside it
       expect(fs.readdirSync(path.dirname(file))).toEqual(["account_sync.prom"])
     })

@@ -16,9 +16,10 @@ import { withEnv } from "../../support/config.js"
 import { authLayerFor } from "../../support/connector.js"
 import { OAuthClient } from "../../../src/auth/OAuthClient.js"
 import { TokenKey } from "../../../src/auth/TokenKey.js"
+import { AnonymousLimitsLive } from "../../../src/auth/AnonymousLimits.js"
 
-const env = offlineEnv()
-const settingsLayer = Layer.mergeAll(OAuthClient.layer, TokenKey.layer).pipe(Layer.provide(withEnv(env)))
+const env = offlineEnv({ OAUTH_PENDING_MAX: "3" })
+const settingsLayer = Layer.mergeAll(OAuthClient.layer, TokenKey.layer, AnonymousLimitsLive).pipe(Layer.provide(withEnv(env)))
 const Stack = Layer.mergeAll(ConnectionsLive, PendingFlowsLive).pipe(
   Layer.provideMerge(TokenStoreLive),
   Layer.provideMerge(TokenCipherLive),
@@ -218,6 +219,29 @@ layer(Stack)("token store and connections (Postgres)", (it) => {
       yield* TestClock.adjust(Duration.minutes(11))
       const expired = yield* Effect.exit(pending.take("state-2"))
       expect(Exit.isFailure(expired) && expired.cause._tag === "Fail" && expired.cause.error._tag).toBe("PendingFlowExpired")
+    })
+  )
+
+  it.effect("pending flows are capped (OAUTH_PENDING_MAX, here 3): expired ones are dropped first, beyond the cap a new one is refused", () =>
+    Effect.gen(function* () {
+      const pending = yield* PendingFlows
+      const sql = yield* SqlClient.SqlClient
+      yield* sql`DELETE FROM oauth_pending`
+      yield* pending.save("cap-old-1", Option.none())
+      yield* pending.save("cap-old-2", Option.none())
+      yield* TestClock.adjust(Duration.minutes(11))
+      // the two above have expired: they make room
+      yield* pending.save("cap-1", Option.none())
+      yield* pending.save("cap-2", Option.none())
+      yield* pending.save("cap-3", Option.none())
+      const full = yield* Effect.flip(pending.save("cap-4", Option.none()))
+      expect(full._tag).toBe("PendingFlowsFull")
+      expect(full.message).toContain("OAUTH_PENDING_MAX")
+      const states = yield* sql<{ state: string }>`SELECT state FROM oauth_pending ORDER BY state`
+      expect(states.map((r) => r.state)).toEqual(["cap-1", "cap-2", "cap-3"])
+      // a finished flow frees its place
+      yield* pending.take("cap-1")
+      yield* pending.save("cap-4", Option.none())
     })
   )
 })

@@ -12,7 +12,7 @@ import { withEnv } from "../../support/config.js"
 import { OAuthClient } from "../../../src/auth/OAuthClient.js"
 import { TokenKey } from "../../../src/auth/TokenKey.js"
 
-const env = offlineEnv()
+const env = offlineEnv({ SERVICE_APP_ID: "gid-app-1" })
 const secret = env.SERVICE_CLIENT_SECRET!
 const settingsLayer = Layer.mergeAll(OAuthClient.layer, TokenKey.layer).pipe(Layer.provide(withEnv(env)))
 const Stack = EventInboxLive.pipe(
@@ -23,8 +23,8 @@ const Stack = EventInboxLive.pipe(
   Layer.provideMerge(TestDatabaseLive)
 )
 
-const body = (accountId: string, occuredAt = "2030-01-01T00:00:00Z", topic = "APP_DISCONNECT") =>
-  Buffer.from(JSON.stringify({ data: { webHookEvent: { topic, appId: "app-1", accountId, itemId: accountId, occuredAt } } }))
+const body = (accountId: string, occuredAt = "2030-01-01T00:00:00Z", topic = "APP_DISCONNECT", appId = "gid-app-1", itemId = accountId) =>
+  Buffer.from(JSON.stringify({ data: { webHookEvent: { topic, appId, accountId, itemId, occuredAt } } }))
 const sign = (raw: Uint8Array, key = secret) => crypto.createHmac("sha256", key).update(raw).digest("base64")
 
 const connect = (accountId: string) =>
@@ -132,6 +132,40 @@ layer(Stack)("APP_DISCONNECT webhook (verification and idempotency)", (it) => {
       const disconnect = body("7001", "2030-04-05T00:00:00Z")
       expect(yield* events.receive(disconnect, sign(disconnect))).toMatchObject({ _tag: "Applied", changed: true, accountId: graphqlId })
       expect(yield* state(graphqlId)).toEqual({ status: "disconnected", hasTokens: false })
+    })
+  )
+
+  it.effect("a signed delivery with a NUL in a field (Postgres cannot store it) is malformed, not a storage failure; nothing recorded", () =>
+    Effect.gen(function* () {
+      const events = yield* EventInbox
+      const sql = yield* SqlClient.SqlClient
+      yield* connect("acc-w5")
+      const withNul = body("acc-w5", "2030-05-05T00:00:00Z", "JOB_UPDATE", "gid-app-1", "job\u0000id")
+      const refused = yield* Effect.flip(events.receive(withNul, sign(withNul)))
+      expect(refused._tag).toBe("WebhookMalformed")
+      expect(refused.message).toContain("itemId contains a NUL character")
+      const nulTopic = body("acc-w5", "2030-05-05T00:00:00Z", "JOB_\u0000UPDATE")
+      expect((yield* Effect.flip(events.receive(nulTopic, sign(nulTopic))))._tag).toBe("WebhookMalformed")
+      expect(yield* sql`SELECT 1 FROM webhook_events WHERE sent_account_id = 'acc-w5'`).toHaveLength(0)
+    })
+  )
+
+  it.effect("a signed delivery for another app is refused and not recorded; ours by SERVICE_APP_ID or SERVICE_CLIENT_ID are taken", () =>
+    Effect.gen(function* () {
+      const events = yield* EventInbox
+      const sql = yield* SqlClient.SqlClient
+      yield* connect("acc-w6")
+      const foreign = body("acc-w6", "2030-06-06T00:00:00Z", "APP_DISCONNECT", "gid-someone-elses-app")
+      const refused = yield* Effect.flip(events.receive(foreign, sign(foreign)))
+      expect(refused._tag).toBe("WebhookForeignApp")
+      expect(refused.message).toContain("gid-someone-elses-app")
+      expect(yield* state("acc-w6")).toEqual({ status: "active", hasTokens: true })
+      expect(yield* sql`SELECT 1 FROM webhook_events WHERE sent_account_id = 'acc-w6'`).toHaveLength(0)
+
+      const byClientId = body("acc-w6", "2030-06-06T00:00:00Z", "JOB_UPDATE", env.SERVICE_CLIENT_ID!)
+      expect((yield* events.receive(byClientId, sign(byClientId)))._tag).toBe("Queued")
+      const byAppId = body("acc-w6", "2030-06-06T00:00:01Z", "JOB_UPDATE", "gid-app-1")
+      expect((yield* events.receive(byAppId, sign(byAppId)))._tag).toBe("Queued")
     })
   )
 })

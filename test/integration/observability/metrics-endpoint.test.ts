@@ -4,6 +4,7 @@ import { authServer } from "../../../src/http/Server.js"
 import { SyncRunner } from "../../../src/sync/SyncRunner.js"
 import { connectAccount, freePort } from "../../support/connector.js"
 import { TestEmulator } from "../../support/emulator.js"
+import { promtoolAvailable, promtoolCheck } from "../../support/promtool.js"
 import { syncHarness } from "../../support/syncHarness.js"
 
 /** The value of one sample line `name{...account_id="id"...} value`, 0 when absent. */
@@ -48,6 +49,14 @@ layer(syncHarness({ accounts: 1, jobs: 600, limits: { maxPoints: 5_000, restoreR
       expect(points).toBeGreaterThanOrEqual(reports[0]!.streams[0]!.counts.costPoints)
       expect(points).toBeLessThan(reports[0]!.streams[0]!.counts.costPoints + 10)
       expect(moved("account_sync_runs_total", 'outcome="succeeded"')).toBe(1)
+
+      // Prometheus' own parser accepts the whole scrape (skipped only where promtool is not installed)
+      if (promtoolAvailable) {
+        const check = yield* promtoolCheck(after.text)
+        expect(check.code, `promtool check metrics: ${check.output}`).toBe(0)
+      } else {
+        yield* Effect.logWarning("promtool is not installed (Debian package prometheus): /metrics not checked by Prometheus' parser")
+      }
     })
   )
 })
