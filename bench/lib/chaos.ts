@@ -32,6 +32,10 @@ export interface ChaosOptions {
   readonly faults: Faults
   readonly editsPerPass: number
   readonly deletesPerPass: number
+  /** Data moving under the pager (offset cursors): per query of a churned collection, during the backfill and the full pass. */
+  readonly churn: { readonly creates: number; readonly edits: number; readonly deletes: number; readonly queries: number; readonly collections: ReadonlyArray<string> }
+  /** Every `refreshCommitEvery`-th token update committed by a connector child kills its own backend at COMMIT. */
+  readonly refreshCommitEvery: number
   readonly keepSchema?: boolean
 }
 
@@ -46,7 +50,9 @@ export const chaosDefaults = (seed: number): ChaosOptions => ({
   killWindowMs: { backfill: [200, 10_000], sync: [0, 1_500] },
   faults: { errorRate: 0.05, dropRate: 0.02, truncateRate: 0.02, latencyRate: 0.05, latencyMs: 400, seed },
   editsPerPass: 400,
-  deletesPerPass: 100
+  deletesPerPass: 100,
+  churn: { creates: 1, edits: 2, deletes: 1, queries: 30, collections: ["jobs"] },
+  refreshCommitEvery: 3
 })
 
 export interface Check {
@@ -64,6 +70,8 @@ export interface ChaosReport {
   readonly terminatedBackends: number
   readonly attempts: ReadonlyArray<{ readonly pass: string; readonly outcome: string; readonly seconds: number }>
   readonly revoked: string | undefined
+  readonly churned: number
+  readonly refreshCommitFaults: number
   readonly checks: ReadonlyArray<Check>
   readonly seconds: number
   readonly ok: boolean
@@ -105,7 +113,8 @@ export const runChaos = (options: ChaosOptions) =>
       const schema = freshSchemaName("chaos")
       const databaseUrl = benchDatabaseUrl()
       const pgPort = Number(new URL(databaseUrl).port || 5432)
-      const env = childEnv(settings, databaseUrl, schema)
+      // the children's sessions carry their own name: the refresh-commit fault kills only theirs
+      const env = { ...childEnv(settings, databaseUrl, schema), DATABASE_APPLICATION_NAME: childSessionName }
       yield* say(`seed ${options.seed}; emulator ${emulator.baseUrl} (pid ${emulator.pid}); schema ${schema}`)
 
       return yield* Effect.gen(function* () {
@@ -117,6 +126,7 @@ export const runChaos = (options: ChaosOptions) =>
         }
         yield* say(`${options.accounts} accounts x ${options.jobs} jobs connected; faults ${JSON.stringify(options.faults)}`)
         yield* admin.setFaults(options.faults)
+        yield* installRefreshCommitFault(options.refreshCommitEvery)
 
         let kills = 0
         let terminations = 0
@@ -161,7 +171,7 @@ export const runChaos = (options: ChaosOptions) =>
                     // poll until the child holds sessions (it may still be starting)
                     const n = yield* Effect.gen(function* () {
                       for (;;) {
-                        const terminatedNow = yield* terminateBackendsOf(child.pid!, pgPort)
+                        const terminatedNow = yield* terminateBackendsOf(child.pid!, pgPort, childSessionName)
                         if (terminatedNow > 0) return terminatedNow
                         yield* Effect.sleep("200 millis")
                       }
@@ -276,6 +286,20 @@ export const runChaos = (options: ChaosOptions) =>
             { discard: true }
           ).pipe(Effect.zipRight(say(`round ${round}: ${options.editsPerPass} jobs edited and ${options.deletesPerPass} deleted per account`)))
 
+        let churned = 0
+        const churnDuring = <A, E, R>(label: string, run: Effect.Effect<A, E, R>) =>
+          Effect.gen(function* () {
+            yield* admin.setChurn({ ...options.churn, seed: options.seed + churned })
+            const result = yield* run.pipe(Effect.ensuring(admin.setChurn({ stop: true }).pipe(Effect.ignore)))
+            let n = 0
+            for (const id of accountIds) n += (yield* admin.churnLog(id)).length
+            yield* say(`${label}: ${n - churned} records created, edited or deleted under the pager (offset cursors)`)
+            churned = n
+            return result
+          })
+        // access tokens expire after an hour of the emulator's clock: every account refreshes (and rotates) next run
+        const expireAccessTokens = admin.advanceClock(3_700)
+
         const checks: Array<Check> = []
         let faultPhase = 0
         const compareAll = (label: string, final: boolean) =>
@@ -313,8 +337,8 @@ export const runChaos = (options: ChaosOptions) =>
             })
           })
 
-        // 1. the backfill, killed and restarted; one account revoked on the way
-        yield* pass("backfill", ["backfill"], {}, options.killsPerPass.backfill, options.killWindowMs.backfill, false)
+        // 1. the backfill under churn, killed and restarted; one account revoked on the way
+        yield* churnDuring("backfill", pass("backfill", ["backfill"], {}, options.killsPerPass.backfill, options.killWindowMs.backfill, false))
         if (revoked !== undefined) {
           yield* say(`reconnecting ${revoked} through the OAuth flow (faults on: retried as a user would)`)
           yield* connectAccount(revoked).pipe(Effect.retry({ times: 5, schedule: Schedule.spaced("500 millis") }))
@@ -325,8 +349,17 @@ export const runChaos = (options: ChaosOptions) =>
           yield* pass(`sync ${i}`, ["sync"], {}, options.killsPerPass.sync, options.killWindowMs.sync, false)
           yield* compareAll(`after sync ${i}`, false)
         }
-        // 3. the daily full pass (brought forward) finds the deletions
-        yield* pass("full pass", ["sync"], { SYNC_FULL_PASS_EVERY: "1 second" }, options.killsPerPass.full, options.killWindowMs.backfill, true)
+        // 3. the daily full pass (brought forward) under churn finds the deletions
+        yield* churnDuring("full pass", pass("full pass", ["sync"], { SYNC_FULL_PASS_EVERY: "1 second" }, options.killsPerPass.full, options.killWindowMs.backfill, true))
+        // 4. one incremental sync brings what churn edited behind the cursor of a resumed pass; every account's access
+        // token has expired, so each refreshes (and rotates) first, and some of those commits lose their session. (Not
+        // during the passes above: a SIGKILL between the token endpoint's answer and the write loses a rotation
+        // whatever the code does; this fault is about the database session, not the process.)
+        yield* expireAccessTokens
+        yield* setRefreshCommitFault(true)
+        yield* pass("closing sync", ["sync"], {}, 0, options.killWindowMs.sync, false)
+        yield* setRefreshCommitFault(false)
+        const refreshCommitFaults = yield* refreshCommitFaultsInjected(options.refreshCommitEvery)
 
         yield* admin.setFaults({})
         const stats = yield* admin.stats()
@@ -369,6 +402,12 @@ export const runChaos = (options: ChaosOptions) =>
           detail: `${terminations} rounds, ${terminatedBackends} backends terminated`
         })
         checks.push({ name: "an account was revoked mid-run and reconnected", ok: revoked !== undefined, detail: revoked ?? "never revoked" })
+        checks.push({ name: "records changed under the pager during the backfill and the full pass", ok: churned > 0, detail: `${churned} changes` })
+        checks.push({
+          name: "refresh commits lost their session (backend terminated at COMMIT), the rotated tokens kept",
+          ok: refreshCommitFaults > 0,
+          detail: `${refreshCommitFaults} commits killed (${stats.tokenRequests.refresh_token} refreshes)`
+        })
         const injected = stats.faultsInjected
         checks.push({
           name: "faults were injected (5xx, drops, truncated bodies, latency)",
@@ -384,6 +423,8 @@ export const runChaos = (options: ChaosOptions) =>
           terminatedBackends,
           attempts,
           revoked,
+          churned,
+          refreshCommitFaults,
           checks,
           seconds: (performance.now() - started) / 1000,
           ok: checks.every((c) => c.ok)
@@ -396,6 +437,47 @@ export const runChaos = (options: ChaosOptions) =>
     })
   )
 
+
+const childSessionName = "account-sync-chaos-child"
+
+/**
+ * The refresh-commit fault: every `every`-th update of a token row by a connector child kills its own backend at
+ * COMMIT (a deferred constraint trigger), so the rotated refresh token the service already issued meets a lost session.
+ */
+const installRefreshCommitFault = (every: number) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql.unsafe(`
+      CREATE SEQUENCE IF NOT EXISTS chaos_token_commits;
+      CREATE TABLE IF NOT EXISTS chaos_refresh_commit_fault (on_ boolean NOT NULL);
+      INSERT INTO chaos_refresh_commit_fault SELECT false WHERE NOT EXISTS (SELECT 1 FROM chaos_refresh_commit_fault);
+      CREATE OR REPLACE FUNCTION chaos_kill_token_commit() RETURNS trigger LANGUAGE plpgsql AS $$
+      DECLARE n bigint;
+      BEGIN
+        IF current_setting('application_name') <> '${childSessionName}' OR NOT (SELECT on_ FROM chaos_refresh_commit_fault) THEN RETURN NULL; END IF;
+        n := nextval('chaos_token_commits');
+        IF n % ${every} = 1 THEN
+          PERFORM pg_terminate_backend(pg_backend_pid());
+          PERFORM pg_sleep(10);
+        END IF;
+        RETURN NULL;
+      END $$;
+      DROP TRIGGER IF EXISTS chaos_kill_token_commit ON oauth_tokens;
+      CREATE CONSTRAINT TRIGGER chaos_kill_token_commit AFTER UPDATE ON oauth_tokens
+        DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION chaos_kill_token_commit();`)
+  })
+
+const setRefreshCommitFault = (on: boolean) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) => sql`UPDATE chaos_refresh_commit_fault SET on_ = ${on}`)
+
+/** Kills so far: of the token commits the sequence counted (a sequence is not rolled back), those whose turn was a kill. */
+const refreshCommitFaultsInjected = (every: number) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const rows = yield* sql<{ n: string | null }>`SELECT CASE WHEN is_called THEN last_value END AS n FROM chaos_token_commits`
+    const commits = Number(rows[0]?.n ?? 0)
+    return commits === 0 ? 0 : Math.floor((commits - 1) / every) + 1
+  })
 
 const lastLines = (stderr: string) =>
   stderr
@@ -411,6 +493,7 @@ export const renderChaos = (r: ChaosReport): string =>
     `faults requested: ${JSON.stringify(r.faults)}`,
     `faults injected: ${JSON.stringify(r.faultsInjected)}`,
     `connector SIGKILLs: ${r.kills}; pg_terminate_backend rounds: ${r.terminations} (${r.terminatedBackends} backends); revoked and reconnected: ${r.revoked ?? "none"}`,
+    `records changed under the pager: ${r.churned}; refresh commits killed: ${r.refreshCommitFaults}`,
     `attempts: ${r.attempts.length} (${r.attempts.map((a) => `${a.pass}: ${a.outcome}`).join(", ")})`,
     ...r.checks.map((c) => `${c.ok ? "PASS" : "FAIL"}  ${c.name}: ${c.detail}`),
     `${r.ok ? "PASS" : "FAIL"} in ${r.seconds.toFixed(0)} s`
