@@ -49,6 +49,8 @@ export class Records {
   private readonly editable: ReadonlyArray<string>
   private editDraws = 0
   private drawn: ((ctx: { seed: number; index: number; createdMs: number; webBase: string }) => Record<string, unknown>) | undefined
+  private own: ReadonlySet<string> | undefined
+  private readonly drawnFor = new WeakMap<ReadonlySet<string>, (ctx: { seed: number; index: number; createdMs: number; webBase: string }) => Record<string, unknown>>()
 
   constructor(
     readonly def: RecordDefinition,
@@ -103,32 +105,49 @@ export class Records {
    * The record as GraphQL serves the node with every field selected: scalars, enums and value objects, links as
    * `{ id }` (or null), custom fields; line items are `children`.
    */
-  record(index: number): Record<string, unknown> {
+  record(index: number, only?: ReadonlySet<string>): Record<string, unknown> {
     const input = this.input(index)
     const ctx = { seed: input.seed, index, createdMs: input.createdMs, webBase: input.webBase }
-    const out = this.schemaDrawn()(ctx)
+    const out = this.schemaDrawn(only)(ctx)
     out.id = this.collection.idOf(index)
     if (this.def.fields) Object.assign(out, this.def.fields(input))
     if (this.hasCreated) out.createdAt = isoSeconds(input.createdMs)
     if (this.hasUpdated) out.updatedAt = isoSeconds(input.updatedMs)
     for (const [field, rule] of Object.entries(this.def.links ?? {})) {
+      if (only !== undefined && !only.has(field)) continue
       const target = this.linkIndex(field, index)
       out[field] = target === null ? null : { id: this.world.records(rule.to).collection.idOf(target) }
     }
-    for (const field of this.def.customFields ?? []) out[field] = customFieldsOf(this.def.nodeType, input.seed, index, input.createdMs, input.webBase)
+    for (const field of this.def.customFields ?? []) {
+      if (only !== undefined && !only.has(field)) continue
+      out[field] = customFieldsOf(this.def.nodeType, input.seed, index, input.createdMs, input.webBase)
+    }
     const edited = this.edits.get(index)
     if (edited) for (const [k, v] of Object.entries(edited)) if (!k.startsWith("__")) out[k] = v
     return out
   }
 
-  /** The draw of every field the record type does not write itself (learnt from one record's own fields). */
-  private schemaDrawn() {
-    if (this.drawn === undefined) {
+  /**
+   * The draw of every field the record type does not write itself (learnt from one record's own fields), or of those
+   * among `only` (a query's selection: a page of 100 nodes draws nothing it does not return).
+   */
+  private schemaDrawn(only?: ReadonlySet<string>) {
+    if (this.own === undefined) {
       const own = new Set<string>(["createdAt", "updatedAt", ...Object.keys(this.def.links ?? {}), ...(this.def.customFields ?? [])])
       if (this.def.fields) for (const key of Object.keys(this.def.fields({ seed: this.seed, index: 0, createdMs: 0, updatedMs: 0, idNumber: 1, webBase: "" }))) own.add(key)
+      this.own = own
       this.drawn = genericFieldsExcept(this.def.nodeType, own)
     }
-    return this.drawn
+    if (only === undefined) return this.drawn!
+    let draw = this.drawnFor.get(only)
+    if (draw === undefined) {
+      const skipped = new Set(this.own)
+      const type = serviceSchema().getType(this.def.nodeType)
+      if (isObjectType(type)) for (const name of Object.keys(type.getFields())) if (!only.has(name)) skipped.add(name)
+      draw = genericFieldsExcept(this.def.nodeType, skipped)
+      this.drawnFor.set(only, draw)
+    }
+    return draw
   }
 
   /** The record's line items, in order (a visit's are its job's). */

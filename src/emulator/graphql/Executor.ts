@@ -237,13 +237,39 @@ export const executeOperation = (input: ExecutionInput): ExecutionOutput => {
     return args
   }
 
-  const recordObject = (records: Records, index: number): Record<string, unknown> => {
-    const record = records.record(index) as Record<string, unknown> & Sourced
+  const recordObject = (records: Records, index: number, only?: ReadonlySet<string>): Record<string, unknown> => {
+    const record = records.record(index, only) as Record<string, unknown> & Sourced
     record[SOURCE] = { records, index }
     return record
   }
 
-  const resolveRoot = (name: string, args: Record<string, unknown>): unknown => {
+  /** The fields a collection field's selection reads on its nodes (through `nodes` or `edges { node }`). */
+  const wantedCache = new Map<FieldNode, ReadonlySet<string>>()
+  const wantedOn = (info: FieldInfo, nodes: ReadonlyArray<FieldNode>, records: Records): ReadonlySet<string> | undefined => {
+    const cached = wantedCache.get(nodes[0]!)
+    if (cached) return cached
+    const connection = info.objectType
+    const nodeType = schema.getType(records.def.nodeType)
+    if (connection === undefined || !isObjectType(nodeType)) return undefined
+    const wanted = new Set<string>()
+    const add = (fields: ReadonlyArray<FieldNode>) => {
+      for (const [, fs] of collectAll(subSelections(fields), nodeType)) wanted.add(fs[0]!.name.value)
+    }
+    for (const [, fs] of collectAll(subSelections(nodes), connection)) {
+      const field = fs[0]!.name.value
+      if (field === "nodes") add(fs)
+      else if (field === "edges") {
+        const edge = getNamedType(connection.getFields().edges!.type)
+        if (!isObjectType(edge)) return undefined
+        for (const [, es] of collectAll(subSelections(fs), edge)) if (es[0]!.name.value === "node") add(es)
+      }
+    }
+    wantedCache.set(nodes[0]!, wanted)
+    return wanted
+  }
+
+  const resolveRoot = (info: FieldInfo, nodes: ReadonlyArray<FieldNode>, args: Record<string, unknown>): unknown => {
+    const name = info.def.name
     const scope = input.scopeOf(name)
     if (scope !== undefined && !input.scopes.has(scope)) {
       throw new FieldError(`Access denied: \`${name}\` requires the ${scope} scope, which was not granted to this app`, "ACCESS_DENIED", { scope })
@@ -260,7 +286,8 @@ export const executeOperation = (input: ExecutionInput): ExecutionOutput => {
         if (e instanceof CursorRejected) throw new FieldError(e.reason, "INVALID_CURSOR", { argument: "after" })
         throw e
       }
-      return ConnectionValue.of(page, (index) => recordObject(records, index))
+      const only = wantedOn(info, nodes, records)
+      return ConnectionValue.of(page, (index) => recordObject(records, index, only))
     }
     throw new FieldError(`\`${name}\` is not served by the emulator`, "FIELD_NOT_SUPPORTED", { field: name })
   }
@@ -268,7 +295,7 @@ export const executeOperation = (input: ExecutionInput): ExecutionOutput => {
   const resolveField = (parentType: GraphQLObjectType, parent: unknown, info: FieldInfo, nodes: ReadonlyArray<FieldNode>): unknown => {
     const def = info.def
     const name = def.name
-    if (parent === undefined) return resolveRoot(name, argumentsOf(def, nodes[0]!))
+    if (parent === undefined) return resolveRoot(info, nodes, argumentsOf(def, nodes[0]!))
     const source = (parent as Sourced)[SOURCE]
     if (source !== undefined && info.connection) {
       const children = source.records.def.children
