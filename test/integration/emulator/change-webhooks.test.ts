@@ -99,8 +99,9 @@ describe("change webhooks", () => {
         ...invoices.map((id) => ["INVOICE_UPDATE", id]),
         ...users.map((id) => ["USER_UPDATE", id])
       ]
-      yield* waitFor(() => got.length >= expected.length)
-      yield* Effect.sleep("200 millis")
+      // deliveries are queued as the changes are made: the list is complete at once, then each is answered
+      expect((yield* emu.admin.webhookDeliveries()).map((d) => [d.topic, d.itemId]).sort()).toEqual([...expected].sort())
+      yield* waitUntil(Effect.map(emu.admin.webhookDeliveries(), (all) => all.every((d) => d.status === "delivered")))
       expect(got.map((r) => [r.event.topic, r.event.itemId]).sort()).toEqual([...expected].sort())
       for (const r of got) {
         expect(signed(r, emu.app.clientSecret)).toBe(true)
@@ -110,10 +111,7 @@ describe("change webhooks", () => {
       // an edited job's event carries its new update time
       const job = (yield* emu.admin.listJobs(accountId)).find((j) => j.id === edited[0])!
       expect(got.find((r) => r.event.itemId === edited[0])!.event.occuredAt).toBe(job.updatedAt)
-      yield* waitUntil(Effect.map(emu.admin.webhookDeliveries(), (all) => all.every((d) => d.status === "delivered")))
-      const deliveries = yield* emu.admin.webhookDeliveries()
-      expect(deliveries).toHaveLength(expected.length)
-      for (const d of deliveries) expect(d.answerMs).toBeGreaterThan(0)
+      for (const d of yield* emu.admin.webhookDeliveries()) expect(d.answerMs).toBeGreaterThan(0)
     })
   )
 
@@ -138,8 +136,7 @@ describe("change webhooks", () => {
       // the app disconnected from the account: no more events of it (APP_DISCONNECT itself is sent)
       yield* emu.admin.marketplaceDisconnect(emu.app.clientId, accountId)
       yield* emu.admin.editJobs(accountId, { count: 2 })
-      yield* Effect.sleep("300 millis")
-      expect(got.map((r) => r.event.topic).slice(log.length)).toEqual(["APP_DISCONNECT"])
+      expect((yield* emu.admin.webhookDeliveries()).map((d) => d.topic).slice(log.length)).toEqual(["APP_DISCONNECT"])
     })
   )
 
