@@ -151,15 +151,28 @@ export const runBench = (options: BenchOptions, command: string) =>
     })
   )
 
+/** The keys of `bench/results.json` that hold one benchmark's figures. */
+const benchmarkKeys: ReadonlyArray<string> = ["budget", "landing", "memory", "accounts", "exactness", "freshness"]
+
 /**
- * Writes the results over the figures of the same benchmarks in `file`; a benchmark this run did not make keeps its
- * figures from an earlier run (`--only freshness` updates freshness alone).
+ * The results written over `earlier`: a run that made every benchmark found there replaces the file; a partial run
+ * (`--only freshness`) replaces the figures of the benchmarks it made, keeps the others with the run they came from
+ * (the top-level machine, takenAt, command), and is listed under `updates`.
  */
+export const mergeResults = (earlier: Record<string, unknown>, results: BenchResults): Record<string, unknown> => {
+  const made = benchmarkKeys.filter((k) => k in results)
+  const kept = benchmarkKeys.filter((k) => k in earlier && !made.includes(k))
+  if (kept.length === 0) return { ...results }
+  const update = { takenAt: results.takenAt, command: results.command, machine: results.machine, totalSeconds: results.totalSeconds, benchmarks: made }
+  const updates = Array.isArray(earlier.updates) ? (earlier.updates as ReadonlyArray<unknown>) : []
+  return { ...earlier, ...Object.fromEntries(made.map((k) => [k, (results as unknown as Record<string, unknown>)[k]])), updates: [...updates, update] }
+}
+
 export const writeResults = (results: BenchResults, file: string) =>
   Effect.try({
     try: () => {
       const earlier = fs.existsSync(file) ? (JSON.parse(fs.readFileSync(file, "utf8")) as Record<string, unknown>) : {}
-      fs.writeFileSync(`${file}.tmp`, `${JSON.stringify({ ...earlier, ...results }, null, 2)}\n`)
+      fs.writeFileSync(`${file}.tmp`, `${JSON.stringify(mergeResults(earlier, results), null, 2)}\n`)
       fs.renameSync(`${file}.tmp`, file)
     },
     catch: (e) => new BenchError({ step: "write results", reason: String(e) })
