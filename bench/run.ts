@@ -1,6 +1,8 @@
 /**
- * `npm run bench [-- --quick] [-- --only budget,landing,memory,accounts,exactness] [-- --out file]`
+ * `npm run bench [-- --quick] [-- --only budget,landing,memory,accounts,exactness,freshness] [-- --out file]`
  *   sizes: --landing-jobs N --budget-jobs N --budget-max-points P --floor S --memory-jobs N,M --concurrency a,b,c --exactness-jobs N
+ *          --freshness-accounts N --freshness-seconds S --edits-per-second R --burst-per-second R
+ * Writes over the figures of the benchmarks it ran; the others' stay as they were in the file.
  * Prints a table and writes bench/results.json. See bench/README.md for the method.
  */
 import { NodeRuntime } from "@effect/platform-node"
@@ -26,7 +28,14 @@ const options: BenchOptions = {
   ...(flag("budget-max-points") ? { budgetMaxPoints: Number(flag("budget-max-points")) } : {}),
   ...(flag("floor") ? { floorSec: Number(flag("floor")) } : {}),
   ...(flag("concurrency") ? { concurrencies: flag("concurrency")!.split(",").map(Number) } : {}),
-  ...(flag("exactness-jobs") ? { exactnessJobs: Number(flag("exactness-jobs")) } : {})
+  ...(flag("exactness-jobs") ? { exactnessJobs: Number(flag("exactness-jobs")) } : {}),
+  freshness: {
+    ...base.freshness,
+    ...(flag("freshness-accounts") ? { accounts: Number(flag("freshness-accounts")) } : {}),
+    ...(flag("freshness-seconds") ? { seconds: Number(flag("freshness-seconds")) } : {}),
+    ...(flag("edits-per-second") ? { editsPerSecond: Number(flag("edits-per-second")) } : {}),
+    ...(flag("burst-per-second") ? { burstPerSecond: Number(flag("burst-per-second")) } : {})
+  }
 }
 const out = flag("out") ?? path.resolve(path.dirname(fileURLToPath(import.meta.url)), "results.json")
 

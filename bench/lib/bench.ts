@@ -3,11 +3,12 @@ import * as fs from "node:fs"
 import { accountsRun, type AccountsRun, budgetBench, exactnessBench, landingBench, memoryRun, type MemoryRun } from "./benchmarks.js"
 import { freshSchemaLayer, freshSchemaName } from "./database.js"
 import { BenchError } from "./errors.js"
+import { type FreshnessOptions, freshnessBench } from "./freshness.js"
 import { startEmulatorProcess } from "./emulatorProcess.js"
 import { describeMachine, machineInfo } from "./machine.js"
 import type { BenchResults } from "./report.js"
 
-export type BenchName = "budget" | "landing" | "memory" | "accounts" | "exactness"
+export type BenchName = "budget" | "landing" | "memory" | "accounts" | "exactness" | "freshness"
 
 export interface BenchOptions {
   readonly only: ReadonlyArray<BenchName>
@@ -25,10 +26,12 @@ export interface BenchOptions {
   readonly accountsRestoreRate: number
   /** Jobs of the account whose full passes the exactness figure measures. */
   readonly exactnessJobs: number
+  /** Webhooks against polling: accounts at the default bucket, a steady stream of edits, a burst of deliveries. */
+  readonly freshness: FreshnessOptions
 }
 
 export const defaultOptions: BenchOptions = {
-  only: ["landing", "budget", "memory", "accounts", "exactness"],
+  only: ["landing", "budget", "memory", "accounts", "exactness", "freshness"],
   budgetJobs: 100_000,
   // the issue's example bucket (10,000 points, 20,000 points/s: it holds half a second of restore) scaled to a
   // 30 s floor for 100,000 jobs: ~100,000 points/s restore, so 50,000 points
@@ -39,12 +42,13 @@ export const defaultOptions: BenchOptions = {
   jobsPerAccount: 2_000,
   concurrencies: [4, 16, 50],
   accountsRestoreRate: 8_000,
-  exactnessJobs: 50_000
+  exactnessJobs: 50_000,
+  freshness: { accounts: 20, jobsPerAccount: 1_000, editsPerSecond: 4, seconds: 30, burstPerSecond: 200, burstSeconds: 5 }
 }
 
 /** Small sizes for the smoke test and a quick look: the same code paths, seconds instead of minutes. */
 export const quickOptions: BenchOptions = {
-  only: ["landing", "budget", "memory", "accounts", "exactness"],
+  only: ["landing", "budget", "memory", "accounts", "exactness", "freshness"],
   budgetJobs: 3_000,
   budgetMaxPoints: 10_000,
   floorSec: 3,
@@ -54,7 +58,8 @@ export const quickOptions: BenchOptions = {
   jobsPerAccount: 300,
   concurrencies: [2, 6],
   accountsRestoreRate: 4_000,
-  exactnessJobs: 2_000
+  exactnessJobs: 2_000,
+  freshness: { accounts: 4, jobsPerAccount: 200, editsPerSecond: 4, seconds: 4, burstPerSecond: 200, burstSeconds: 1 }
 }
 
 const say = (line: string) => Effect.sync(() => process.stderr.write(`bench: ${line}\n`))
@@ -128,14 +133,46 @@ export const runBench = (options: BenchOptions, command: string) =>
         results = { ...results, exactness: { ...exactness, goal: { overheadRatio: 0.05 } } }
         yield* say(`exactness: ${exactness.overheadPoints} of ${exactness.plainPoints} points (${(100 * exactness.overheadRatio).toFixed(2)}%)`)
       }
+      if (wants("freshness")) {
+        const f = options.freshness
+        yield* say(
+          `freshness: ${f.accounts} accounts x ${f.jobsPerAccount} jobs at the default bucket, ${f.editsPerSecond} edits/s for ${f.seconds} s through serve's webhooks, ` +
+            `then an incremental sync over the same edits, then a burst of ${f.burstPerSecond} deliveries/s for ${f.burstSeconds} s`
+        )
+        const freshness = yield* freshnessBench(emulator, f)
+        results = { ...results, freshness: { ...freshness, goal: { p99Seconds: 5, ratioToNodeCost: 1.1, webhookAnswerP99Ms: 100 } } }
+        yield* say(
+          `freshness: lag p50 ${freshness.p50Seconds.toFixed(2)} s, p99 ${freshness.p99Seconds.toFixed(2)} s, ${freshness.pointsPerChangedRow.toFixed(1)} points per row ` +
+            `(node ${freshness.nodeCost}); polling p50 ${freshness.polling.p50Seconds.toFixed(0)} s, ${freshness.polling.pointsPerChangedRow.toFixed(1)} points per row; ` +
+            `webhook answer p99 ${freshness.webhookAnswerP99Ms.toFixed(1)} ms at ${freshness.burst.perSecond.toFixed(0)}/s`
+        )
+      }
       return { ...results, totalSeconds: (performance.now() - started) / 1000 }
     })
   )
 
+/** The keys of `bench/results.json` that hold one benchmark's figures. */
+const benchmarkKeys: ReadonlyArray<string> = ["budget", "landing", "memory", "accounts", "exactness", "freshness"]
+
+/**
+ * The results written over `earlier`: a run that made every benchmark found there replaces the file; a partial run
+ * (`--only freshness`) replaces the figures of the benchmarks it made, keeps the others with the run they came from
+ * (the top-level machine, takenAt, command), and is listed under `updates`.
+ */
+export const mergeResults = (earlier: Record<string, unknown>, results: BenchResults): Record<string, unknown> => {
+  const made = benchmarkKeys.filter((k) => k in results)
+  const kept = benchmarkKeys.filter((k) => k in earlier && !made.includes(k))
+  if (kept.length === 0) return { ...results }
+  const update = { takenAt: results.takenAt, command: results.command, machine: results.machine, totalSeconds: results.totalSeconds, benchmarks: made }
+  const updates = Array.isArray(earlier.updates) ? (earlier.updates as ReadonlyArray<unknown>) : []
+  return { ...earlier, ...Object.fromEntries(made.map((k) => [k, (results as unknown as Record<string, unknown>)[k]])), updates: [...updates, update] }
+}
+
 export const writeResults = (results: BenchResults, file: string) =>
   Effect.try({
     try: () => {
-      fs.writeFileSync(`${file}.tmp`, `${JSON.stringify(results, null, 2)}\n`)
+      const earlier = fs.existsSync(file) ? (JSON.parse(fs.readFileSync(file, "utf8")) as Record<string, unknown>) : {}
+      fs.writeFileSync(`${file}.tmp`, `${JSON.stringify(mergeResults(earlier, results), null, 2)}\n`)
       fs.renameSync(`${file}.tmp`, file)
     },
     catch: (e) => new BenchError({ step: "write results", reason: String(e) })

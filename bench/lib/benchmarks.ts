@@ -36,7 +36,7 @@ const JOB_SEED = 4242
 export const uniqueAccountId = () => Buffer.from(`gid://service/Account/${crypto.randomInt(1_000_000, 2 ** 47)}`).toString("base64")
 
 /** A new account of the emulator child (its own bucket), `jobs` deterministic jobs, and its limits. */
-const newAccount = (emulator: EmulatorProcess, jobs: number, limits: Limits) =>
+export const newAccount = (emulator: EmulatorProcess, jobs: number, limits: Limits) =>
   Effect.gen(function* () {
     const account = yield* emulator.admin.createAccount({ accountId: uniqueAccountId(), jobs, seed: JOB_SEED })
     yield* emulator.admin.setLimits({ ...limits, clientId: emulator.clientId, accountId: account.accountId })
@@ -50,7 +50,7 @@ export interface TimedRun {
 }
 
 /** Connects every account through the real OAuth flow, then one timed `backfill` of them all. */
-const connectAndBackfill = (accountIds: ReadonlyArray<string>, concurrency: number, beforeRun: Effect.Effect<void, unknown> = Effect.void) =>
+export const connectAndBackfill = (accountIds: ReadonlyArray<string>, concurrency: number, beforeRun: Effect.Effect<void, unknown> = Effect.void) =>
   Effect.gen(function* () {
     yield* Effect.forEach(accountIds, connectAccount, { concurrency: 8, discard: true })
     yield* beforeRun

@@ -1,4 +1,5 @@
 import type { AccountsRun, BudgetResult, ExactnessResult, LandingResult, MemoryRun } from "./benchmarks.js"
+import type { FreshnessResult } from "./freshness.js"
 import type { MachineInfo } from "./machine.js"
 
 export interface BenchResults {
@@ -16,6 +17,7 @@ export interface BenchResults {
   }
   readonly accounts?: ReadonlyArray<AccountsRun>
   readonly exactness?: ExactnessResult & { readonly goal: { readonly overheadRatio: number } }
+  readonly freshness?: FreshnessResult & { readonly goal: { readonly p99Seconds: number; readonly ratioToNodeCost: number; readonly webhookAnswerP99Ms: number } }
   readonly totalSeconds: number
 }
 
@@ -65,6 +67,16 @@ export const renderResults = (r: BenchResults): string => {
     const e = r.exactness
     rows.push(["exactness", `full pass overhead (${int(e.overheadPoints)} of ${int(e.plainPoints)} pts, ${int(e.jobs)} jobs)`, `${f(100 * e.overheadRatio, 2)}%`, "< 5%", mark(e.overheadRatio < 0.05)])
     rows.push(["exactness", "first backfill overhead", `${f(100 * e.backfill.overheadRatio, 2)}%`, "", ""])
+  }
+  if (r.freshness) {
+    const x = r.freshness
+    const p = x.polling
+    rows.push(["freshness", `(${x.accounts} accounts x ${int(x.jobsPerAccount)} jobs, bucket 10,000 pts / 500 per s, ${x.edits} edits over ${f(x.seconds, 0)} s, ${x.changedRows} rows)`, "", "", ""])
+    rows.push(["freshness", "webhooks: lag p50 / p99 (edit to row landed)", `${f(x.p50Seconds)} / ${f(x.p99Seconds)} s`, "p99 < 5 s", mark(x.p99Seconds < 5)])
+    rows.push(["freshness", `webhooks: points per changed row (node ${x.nodeCost})`, `${f(x.pointsPerChangedRow, 1)} (${f(x.ratioToNodeCost)}x)`, "<= 1.1x", mark(x.ratioToNodeCost <= 1.1)])
+    rows.push(["freshness", `polling every ${p.everyMinutes} min: lag p50 / p99 (run ${f(p.runSeconds, 1)} s)`, `${f(p.p50Seconds, 0)} / ${f(p.p99Seconds, 0)} s`, "", ""])
+    rows.push(["freshness", "polling: points per changed row", `${f(p.pointsPerChangedRow, 1)} (${f(p.pointsPerChangedRow / x.nodeCost)}x)`, "", ""])
+    rows.push(["freshness", `webhook answer p99 at the sender (${int(x.burst.deliveries)} at ${int(x.burst.perSecond)}/s; steady ${f(x.webhookAnswerP99MsSteady, 1)} ms)`, `${f(x.webhookAnswerP99Ms, 1)} ms`, "< 100 ms", mark(x.webhookAnswerP99Ms < 100)])
   }
   return `${table(rows)}\n\nmachine: ${r.machine}\ntaken at ${r.takenAt} in ${f(r.totalSeconds, 0)} s`
 }

@@ -12,6 +12,7 @@ import type { Account, Registry } from "./Registry.js"
 import type { StatsCounter } from "./Stats.js"
 import { serviceSchema } from "./schema.js"
 import type { Webhooks } from "./Webhooks.js"
+import type { WebhookSubscriptions } from "./WebhookSubscriptions.js"
 
 /** The in-process `EmulatorAdmin`: each operation is a synchronous change of the emulator's state. */
 
@@ -25,6 +26,7 @@ export interface AdminDeps {
   readonly webhooks: Webhooks
   readonly changes: RecordChanges
   readonly churn: Churn
+  readonly subscriptions: WebhookSubscriptions
 }
 
 let jobScalars: ReadonlyArray<string> | undefined
@@ -46,7 +48,7 @@ const op = <A>(operation: string, f: () => A): Effect.Effect<A, EmulatorAdminErr
 const reasons = ["churn", "downgrade", "deactivation"] as const
 
 export const makeAdmin = (deps: AdminDeps): EmulatorAdmin => {
-  const { registry, limits, faults, stats, approval, webhooks, changes, churn } = deps
+  const { registry, limits, faults, stats, approval, webhooks, changes, churn, subscriptions } = deps
 
   /** A job as the `jobs` contract lists it: every scalar field of Job (links, line items and custom fields are the generic listing's). */
   const scalarJob = (account: Account, index: number): JobRecord => {
@@ -172,6 +174,14 @@ export const makeAdmin = (deps: AdminDeps): EmulatorAdmin => {
         registry.updateApp(clientId, patch)
       }),
     webhookDeliveries: () => op("webhookDeliveries", () => webhooks.list()),
+    setWebhookOptions: (options) => op("setWebhookOptions", () => webhooks.setOptions(options)),
+    webhookSubscriptions: (filter) =>
+      op("webhookSubscriptions", () =>
+        subscriptions.list({
+          ...(filter.clientId !== undefined ? { appId: registry.requireApp("webhookSubscriptions", filter.clientId).appId } : {}),
+          ...(filter.accountId !== undefined ? { accountId: registry.requireAccount("webhookSubscriptions", filter.accountId).accountId } : {})
+        })
+      ),
     redeliverWebhook: () =>
       op("redeliverWebhook", () => {
         const d = webhooks.redeliverLast((appId) => registry.apps.get(appId))

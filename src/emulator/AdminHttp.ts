@@ -37,6 +37,8 @@ const dispatch: { readonly [K in AdminOperation]: (admin: EmulatorAdmin, body: B
   resetStats: (a) => a.resetStats(),
   updateApp: (a, { clientId, ...patch }) => a.updateApp(clientId, patch),
   webhookDeliveries: (a) => a.webhookDeliveries(),
+  setWebhookOptions: (a, b) => a.setWebhookOptions(b),
+  webhookSubscriptions: (a, b) => a.webhookSubscriptions(b),
   redeliverWebhook: (a) => a.redeliverWebhook(),
   clock: (a) => a.clock()
 }

@@ -11,7 +11,7 @@ const Scopes = Schema.Array(Schema.String)
 const Num = Schema.Number
 
 export const AppSpecBody = Schema.Struct({
-  clientId: Str, clientSecret: Str, redirectUri: Str, webhookUrl: opt(Str), scopes: opt(Scopes), rotation: opt(Schema.Boolean),
+  clientId: Str, clientSecret: Str, redirectUri: Str, webhookUrl: opt(Str), webhookTopics: opt(Scopes), scopes: opt(Scopes), rotation: opt(Schema.Boolean),
   name: opt(Str), author: opt(Str)
 })
 export const AccountSpecBody = Schema.Struct({
@@ -59,8 +59,15 @@ export const requestBodies = {
   liveRefreshTokens: Schema.Struct({ clientId: Str, accountId: Str }),
   stats: Empty,
   resetStats: Empty,
-  updateApp: Schema.Struct({ clientId: Str, redirectUri: opt(Str), webhookUrl: opt(Schema.NullOr(Str)), rotation: opt(Schema.Boolean), scopes: opt(Scopes) }),
+  updateApp: Schema.Struct({
+    clientId: Str, redirectUri: opt(Str), webhookUrl: opt(Schema.NullOr(Str)), rotation: opt(Schema.Boolean), scopes: opt(Scopes), webhookTopics: opt(Scopes)
+  }),
   webhookDeliveries: Empty,
+  setWebhookOptions: Schema.Struct({
+    duplicateRate: opt(Num), delayMs: opt(Num), delayRandom: opt(Schema.Boolean), reorderWindowMs: opt(Num),
+    accountIdEncoding: opt(Schema.Literal("graphql", "numeric")), seed: opt(Num)
+  }),
+  webhookSubscriptions: Schema.Struct({ clientId: opt(Str), accountId: opt(Str) }),
   redeliverWebhook: Empty,
   clock: Empty
 } as const
@@ -73,9 +80,10 @@ const JobRecordResult = Schema.Struct(
   Schema.Record({ key: Str, value: Schema.Unknown })
 )
 const Delivery = Schema.Struct({
-  id: Str, topic: Str, appId: Str, accountId: Str, url: Str, body: Str, status: Schema.Literal("pending", "delivered", "failed"),
-  attempts: Num, lastStatus: opt(Num), lastError: opt(Str), redeliveryOf: opt(Str)
+  id: Str, topic: Str, appId: Str, accountId: Str, itemId: Str, url: Str, body: Str, status: Schema.Literal("pending", "delivered", "failed"),
+  attempts: Num, lastStatus: opt(Num), lastError: opt(Str), redeliveryOf: opt(Str), answerMs: opt(Num)
 })
+const SubscriptionInfo = Schema.Struct({ id: Str, appId: Str, accountId: Str, topic: Str, url: Str, createdAt: Str })
 const Void = Schema.NullOr(Schema.Unknown)
 
 export const resultBodies = {
@@ -110,11 +118,14 @@ export const resultBodies = {
     throttled: Num,
     rateLimited: Num,
     faultsInjected: Schema.Struct({ error: Num, drop: Num, truncate: Num, latency: Num }),
-    refreshesByAccount: Schema.Record({ key: Str, value: Num })
+    refreshesByAccount: Schema.Record({ key: Str, value: Num }),
+    costPointsByAccount: Schema.Record({ key: Str, value: Num })
   }),
   resetStats: Void,
   updateApp: Void,
   webhookDeliveries: Schema.Array(Delivery),
+  setWebhookOptions: Void,
+  webhookSubscriptions: Schema.Array(SubscriptionInfo),
   redeliverWebhook: Delivery,
   clock: Schema.Struct({ nowMs: Num, offsetSeconds: Num })
 } as const satisfies Record<AdminOperation, Schema.Schema.Any>

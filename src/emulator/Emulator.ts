@@ -15,6 +15,7 @@ import { Registry } from "./Registry.js"
 import { StatsCounter } from "./Stats.js"
 import { VirtualClock } from "./VirtualClock.js"
 import { type WebhookRetryOptions, Webhooks } from "./Webhooks.js"
+import { WebhookSubscriptions } from "./WebhookSubscriptions.js"
 
 /**
  * The service emulator: a `node:http` server on 127.0.0.1 (raw control for dropped connections and truncated
@@ -94,9 +95,10 @@ const makeEmulator = (options: EmulatorOptions): Effect.Effect<EmulatorHandle, E
     )
     baseUrl = `http://${host}:${port}`
 
-    const changes = new RecordChanges(clock, (account, change) => webhooks.recordChanged(registry, account, change))
+    const subscriptions = new WebhookSubscriptions(registry)
+    const changes = new RecordChanges(clock, (account, change) => webhooks.recordChanged((a, topic) => subscriptions.targets(a, topic), account, change))
     const churn = new Churn(changes, clock)
-    const admin = makeAdmin({ baseUrl, registry, limits, faults, stats, approval, webhooks, changes, churn })
+    const admin = makeAdmin({ baseUrl, registry, limits, faults, stats, approval, webhooks, changes, churn, subscriptions })
     const runPromise = Runtime.runPromise(runtime)
 
     const route = async (req: http.IncomingMessage, res: http.ServerResponse): Promise<void> => {
@@ -128,7 +130,7 @@ const makeEmulator = (options: EmulatorOptions): Effect.Effect<EmulatorHandle, E
           }
           return writeReply(res, oauth.token(req.headers, body))
         }
-        const reply = await handleGraphql({ registry, limits, stats, beforeQuery: (account, roots) => churn.beforeQuery(account, roots) }, req.headers, body)
+        const reply = await handleGraphql({ registry, limits, stats, subscriptions, beforeQuery: (account, roots) => churn.beforeQuery(account, roots) }, req.headers, body)
         // as in reality, a GraphQL answer can be lost after the query ran (and was charged)
         if (draw.kind === "drop") {
           stats.faultsInjected.drop++

@@ -11,6 +11,11 @@ export interface AppSpec {
   readonly clientSecret: string
   readonly redirectUri: string
   readonly webhookUrl?: string
+  /**
+   * Change topics (JOB_UPDATE, CLIENT_DESTROY, ... of WebHookTopicEnum) sent to `webhookUrl` for every connected
+   * account, as if each had subscribed to them there (tests and benchmarks, without the subscription mutation).
+   */
+  readonly webhookTopics?: ReadonlyArray<string>
   /** Scopes shown at consent and enforced at the GraphQL endpoint; default: read_jobs, read_clients, ... (all reads) */
   readonly scopes?: ReadonlyArray<string>
   /** Refresh Token Rotation: a refresh returns a new refresh token and the old one stops working. Default false. */
@@ -102,14 +107,19 @@ export interface EmulatorStats {
   readonly faultsInjected: { readonly error: number; readonly drop: number; readonly truncate: number; readonly latency: number }
   /** Successful refresh grants per account id. */
   readonly refreshesByAccount: Readonly<Record<string, number>>
+  /** Query cost points charged (actual cost deducted from the bucket) per account id. */
+  readonly costPointsByAccount: Readonly<Record<string, number>>
 }
 
-/** One webhook event delivery (a redelivery is its own entry, pointing at the original). */
+/** One webhook event delivery (a redelivery or a duplicate is its own entry, pointing at the original). */
 export interface WebhookDeliveryInfo {
   readonly id: string
   readonly topic: string
   readonly appId: string
+  /** The account's GraphQL id (the body spells it as `accountIdEncoding` says). */
   readonly accountId: string
+  /** The record the event is about (the account itself for APP_DISCONNECT). */
+  readonly itemId: string
   readonly url: string
   /** The raw body as sent (the HMAC is over these bytes). */
   readonly body: string
@@ -118,6 +128,33 @@ export interface WebhookDeliveryInfo {
   readonly lastStatus?: number
   readonly lastError?: string
   readonly redeliveryOf?: string
+  /** Milliseconds from the last attempt's request to the receiver's answer (measured at the sender). */
+  readonly answerMs?: number
+}
+
+/** How change events are delivered (`setWebhookOptions`; each call replaces the previous settings). */
+export interface WebhookOptions {
+  /** Chance (0..1) that an event is delivered a second time, byte for byte (the service sends at least once). */
+  readonly duplicateRate?: number
+  /** Milliseconds each delivery waits before its first attempt: exactly that, or a uniform draw up to it with `delayRandom`. */
+  readonly delayMs?: number
+  readonly delayRandom?: boolean
+  /** Deliveries are held this long (ms) and then started in a shuffled order; 0 (default) sends each at once. */
+  readonly reorderWindowMs?: number
+  /** How `accountId` is spelled: the account's GraphQL EncodedId (default), or the base64 of its number as the real service's webhooks do. */
+  readonly accountIdEncoding?: "graphql" | "numeric"
+  /** Seed of the duplicate, delay and shuffle draws. */
+  readonly seed?: number
+}
+
+/** A webhook subscription of an app for an account (`webhookSubscriptionCreate`). */
+export interface WebhookSubscriptionInfo {
+  readonly id: string
+  readonly appId: string
+  readonly accountId: string
+  readonly topic: string
+  readonly url: string
+  readonly createdAt: string
 }
 
 /** Settings of an app that can change without touching its tokens (a Draft-style edit). */
@@ -127,6 +164,8 @@ export interface AppPatch {
   readonly webhookUrl?: string | null
   readonly rotation?: boolean
   readonly scopes?: ReadonlyArray<string>
+  /** Replaces the app-level change topics (see AppSpec.webhookTopics); [] stops them. */
+  readonly webhookTopics?: ReadonlyArray<string>
 }
 
 export interface EmulatorAdmin {
@@ -187,6 +226,10 @@ export interface EmulatorAdmin {
   readonly updateApp: (clientId: string, patch: AppPatch) => Effect.Effect<void, EmulatorAdminError>
   /** Every webhook delivery so far, oldest first, with its status and attempt count. */
   readonly webhookDeliveries: () => Effect.Effect<ReadonlyArray<WebhookDeliveryInfo>, EmulatorAdminError>
+  /** Duplicates, delays, reordering and the account id encoding of every delivery from now on; replaces the previous settings. */
+  readonly setWebhookOptions: (options: WebhookOptions) => Effect.Effect<void, EmulatorAdminError>
+  /** The webhook subscriptions apps made with `webhookSubscriptionCreate`: of one app (and account), or all. */
+  readonly webhookSubscriptions: (filter: { readonly clientId?: string; readonly accountId?: string }) => Effect.Effect<ReadonlyArray<WebhookSubscriptionInfo>, EmulatorAdminError>
   /** Sends the last event again with the same body (for idempotency tests); fails when none was sent yet. */
   readonly redeliverWebhook: () => Effect.Effect<WebhookDeliveryInfo, EmulatorAdminError>
   /** The emulator's current time (host time + the offset moved by advanceClock). */

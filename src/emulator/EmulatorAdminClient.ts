@@ -67,6 +67,8 @@ export const EmulatorAdminClient = {
       resetStats: () => Effect.asVoid(call(base, "resetStats", {})),
       updateApp: (clientId, patch) => Effect.asVoid(call(base, "updateApp", { clientId, ...patch })),
       webhookDeliveries: () => call(base, "webhookDeliveries", {}),
+      setWebhookOptions: (options) => Effect.asVoid(call(base, "setWebhookOptions", options)),
+      webhookSubscriptions: (filter) => call(base, "webhookSubscriptions", filter),
       redeliverWebhook: () => call(base, "redeliverWebhook", {}),
       clock: () => call(base, "clock", {})
     }

@@ -169,5 +169,6 @@ export const handleGraphql = async (deps: GraphqlDeps, headers: IncomingHttpHead
   })
   const actual = Math.min(requested, result.cost)
   bucket.deduct(actual, registry.clock.nowMs())
+  stats.costPointsByAccount[account.accountId] = (stats.costPointsByAccount[account.accountId] ?? 0) + actual
   return withCost({ ...(result.errors ? { errors: result.errors } : {}), ...("data" in result ? { data: result.data ?? null } : {}) }, requested, actual)
 }

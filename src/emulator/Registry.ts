@@ -7,6 +7,7 @@ import type { CursorMode } from "./data/Collection.js"
 import { World } from "./data/World.js"
 import { type AccessClaims, signJwt, verifyJwt } from "./Jwt.js"
 import type { VirtualClock } from "./VirtualClock.js"
+import { webhookTopics } from "./webhookTopics.js"
 
 /**
  * The service's side of OAuth: apps, accounts, authorization codes, tokens and every rule that invalidates
@@ -27,6 +28,8 @@ export interface App {
   secretGeneration: number
   redirectUri: string
   webhookUrl: string | undefined
+  /** Change topics sent to `webhookUrl` for every connected account without a subscription (tests, benchmarks). */
+  webhookTopics: ReadonlyArray<string>
   scopes: ReadonlyArray<string>
   rotation: boolean
   name: string
@@ -116,6 +119,7 @@ export class Registry {
     if (this.appsByClientId.has(spec.clientId)) throw new AdminRejected({ reason: `createApp: client id ${spec.clientId} already exists` })
     assertUrl("createApp: redirectUri", spec.redirectUri)
     if (spec.webhookUrl !== undefined) assertUrl("createApp: webhookUrl", spec.webhookUrl)
+    if (spec.webhookTopics !== undefined) assertTopics("createApp: webhookTopics", spec.webhookTopics)
     const n = ++this.appCounter
     const app: App = {
       appId: encodeId("Application", n),
@@ -124,6 +128,7 @@ export class Registry {
       secretGeneration: 1,
       redirectUri: spec.redirectUri,
       webhookUrl: spec.webhookUrl,
+      webhookTopics: [...(spec.webhookTopics ?? [])],
       scopes: [...(spec.scopes ?? DEFAULT_SCOPES)],
       rotation: spec.rotation ?? false,
       name: spec.name ?? `Test App ${n}`,
@@ -135,7 +140,10 @@ export class Registry {
   }
 
   /** Draft-style edits of an app's settings (no tokens are touched). */
-  updateApp(clientId: string, patch: { redirectUri?: string; webhookUrl?: string | null; rotation?: boolean; scopes?: ReadonlyArray<string> }): App {
+  updateApp(
+    clientId: string,
+    patch: { redirectUri?: string; webhookUrl?: string | null; rotation?: boolean; scopes?: ReadonlyArray<string>; webhookTopics?: ReadonlyArray<string> }
+  ): App {
     const app = this.requireApp("updateApp", clientId)
     if (patch.redirectUri !== undefined) {
       assertUrl("updateApp: redirectUri", patch.redirectUri)
@@ -147,6 +155,10 @@ export class Registry {
     }
     if (patch.rotation !== undefined) app.rotation = patch.rotation
     if (patch.scopes !== undefined) app.scopes = [...patch.scopes]
+    if (patch.webhookTopics !== undefined) {
+      assertTopics("updateApp: webhookTopics", patch.webhookTopics)
+      app.webhookTopics = [...patch.webhookTopics]
+    }
     return app
   }
 
@@ -395,7 +407,12 @@ export class Registry {
   }
 }
 
-const assertUrl = (what: string, value: string) => {
+const assertTopics = (what: string, topics: ReadonlyArray<string>) => {
+  const unknown = topics.filter((t) => !webhookTopics().has(t))
+  if (unknown.length > 0) throw new AdminRejected({ reason: `${what}: ${unknown.join(", ")} ${unknown.length === 1 ? "is not a" : "are not"} WebHookTopicEnum value${unknown.length === 1 ? "" : "s"}` })
+}
+
+export const assertUrl = (what: string, value: string) => {
   try {
     const u = new URL(value)
     if (u.protocol !== "http:" && u.protocol !== "https:") throw new Error()

@@ -8,6 +8,7 @@ export class StatsCounter {
   rateLimited = 0
   faultsInjected = { error: 0, drop: 0, truncate: 0, latency: 0 }
   refreshesByAccount: Record<string, number> = {}
+  costPointsByAccount: Record<string, number> = {}
 
   snapshot(): EmulatorStats {
     return {
@@ -16,7 +17,8 @@ export class StatsCounter {
       throttled: this.throttled,
       rateLimited: this.rateLimited,
       faultsInjected: { ...this.faultsInjected },
-      refreshesByAccount: { ...this.refreshesByAccount }
+      refreshesByAccount: { ...this.refreshesByAccount },
+      costPointsByAccount: { ...this.costPointsByAccount }
     }
   }
 
@@ -27,5 +29,6 @@ export class StatsCounter {
     this.rateLimited = 0
     this.faultsInjected = { error: 0, drop: 0, truncate: 0, latency: 0 }
     this.refreshesByAccount = {}
+    this.costPointsByAccount = {}
   }
 }

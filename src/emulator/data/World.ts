@@ -43,6 +43,11 @@ interface ChildState {
 export class Records {
   readonly collection: Collection
   private readonly edits = new Map<number, Record<string, unknown>>()
+  /**
+   * The sizes of every collection when each later batch of records was created (the first batch: the world's first
+   * sizes). A record's links are drawn against its batch's sizes, so they never move when other collections grow.
+   */
+  private readonly batches: Array<{ readonly from: number; readonly sizes: ReadonlyMap<string, number> }> = []
   private readonly childStates = new Map<number, ChildState>()
   private readonly hasCreated: boolean
   private readonly hasUpdated: boolean
@@ -88,6 +93,23 @@ export class Records {
     }
   }
 
+  /** The size of collection `name` when record `index` was created. */
+  private sizeAt(index: number, name: string): number {
+    const batches = this.batches
+    let sizes = this.world.firstSizes
+    if (batches.length > 0 && index >= batches[0]!.from) {
+      let lo = 0
+      let hi = batches.length - 1
+      while (lo < hi) {
+        const mid = (lo + hi + 1) >> 1
+        if (batches[mid]!.from <= index) lo = mid
+        else hi = mid - 1
+      }
+      sizes = batches[lo]!.sizes
+    }
+    return sizes?.get(name) ?? this.world.records(name).collection.size
+  }
+
   /** The index of the record a link field of record `index` names, or null. */
   linkIndex(field: string, index: number): number | null {
     const rule = this.def.links?.[field]
@@ -96,7 +118,7 @@ export class Records {
     if (typeof edited === "number" || edited === null) return edited as number | null
     return rule.pick(
       this.input(index),
-      (name) => this.world.records(name).collection.size,
+      (name) => this.sizeAt(index, name),
       (collection, f, i) => (collection === "__self" ? this.linkIndex(f, i) : this.world.records(collection).linkIndex(f, i))
     )
   }
@@ -161,9 +183,10 @@ export class Records {
     const state = this.childState(index)
     const input = this.input(index)
     const products = this.world.records("products").collection
+    const productCount = this.sizeAt(index, "products")
     const productId = (seed: number, key: number) => {
-      if (products.size === 0 || (seed ^ key) % 10 < 3) return null
-      return products.idOf(Math.abs(seed * 31 + key) % products.size)
+      if (productCount === 0 || (seed ^ key) % 10 < 3) return null
+      return products.idOf(Math.abs(seed * 31 + key) % productCount)
     }
     return state.slots.map((slot) =>
       childRecord(
@@ -197,7 +220,10 @@ export class Records {
   // ---- changes ------------------------------------------------------------------------------------------------
 
   create(count: number, seed: number, nowMs: number): ReadonlyArray<number> {
-    return this.collection.append(count, seed, nowMs)
+    const from = this.collection.size
+    const indices = this.collection.append(count, seed, nowMs)
+    if (this.world.firstSizes !== undefined && indices.length > 0) this.batches.push({ from, sizes: this.world.sizes() })
+    return indices
   }
 
   /** Several fields drawn again (a text field and an enum, or what the type says), the update time moved to now. */
@@ -253,6 +279,15 @@ export class World {
       const size = options.sizes?.[records.name] ?? records.def.size(options.jobs, options.seed)
       records.create(size, records.seed, options.nowMs)
     }
+    this.firstSizes = this.sizes()
+  }
+
+  /** Every collection's size once the world was first made (undefined while it is being made). */
+  firstSizes: ReadonlyMap<string, number> | undefined
+
+  /** Every collection's size now (deleted records included: indices never move). */
+  sizes(): ReadonlyMap<string, number> {
+    return new Map([...this.byName].map(([name, records]) => [name, records.collection.size]))
   }
 
   get names(): ReadonlyArray<string> {

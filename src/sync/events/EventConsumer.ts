@@ -130,8 +130,8 @@ export const EventConsumerLive = Layer.effect(
         )
         yield* Metric.incrementBy(Metrics.forAccount(Metrics.eventsApplied, accountId), appliedEvents.length)
         for (const e of events) yield* Metric.update(Metrics.eventLagSeconds, Math.max(0, (at.getTime() - e.occurredAt.getTime()) / 1000))
+        // the points metric is counted per query where every query is (CostBudget.observe), not here again
         const costPoints = read.pages.reduce((p, page) => p + page.costPoints, 0)
-        yield* Metric.incrementBy(Metrics.forAccount(Metrics.queryCostPoints, accountId), costPoints)
         return { landed: new Set(nodes.map((n) => n.node.id)).size, deleted, deferred: deferredEvents.length, costPoints } satisfies StreamResult
       }).pipe(Effect.withSpan("events.stream", { attributes: { accountId: credentials.accountId, stream: stream.name, events: events.length } }))
 

@@ -10,7 +10,18 @@ describe("npm run bench (smoke)", () => {
     () =>
       Effect.gen(function* () {
         const r = yield* runBench(
-          { ...quickOptions, budgetJobs: 2_000, floorSec: 2, landingJobs: 2_000, memoryJobs: [500], accounts: 4, jobsPerAccount: 200, concurrencies: [4], exactnessJobs: 1_000 },
+          {
+            ...quickOptions,
+            budgetJobs: 2_000,
+            floorSec: 2,
+            landingJobs: 2_000,
+            memoryJobs: [500],
+            accounts: 4,
+            jobsPerAccount: 200,
+            concurrencies: [4],
+            exactnessJobs: 1_000,
+            freshness: { accounts: 3, jobsPerAccount: 150, editsPerSecond: 4, seconds: 3, burstPerSecond: 100, burstSeconds: 1 }
+          },
           "smoke"
         )
         expect(r.machine).toMatch(/cores/)
@@ -48,7 +59,25 @@ describe("npm run bench (smoke)", () => {
         expect(e.overheadPoints).toBeGreaterThan(0)
         expect(e.overheadRatio).toBeCloseTo(e.overheadPoints / e.plainPoints, 6)
         expect(e.overheadRatio).toBeLessThan(0.05)
+
+        // webhooks: every edit landed after it was made; each changed row was read at least once, at a node's cost
+        const f = r.freshness!
+        expect(f.edits).toBe(12)
+        expect(f.changedRows).toBeGreaterThan(0)
+        expect(f.changedRows).toBeLessThanOrEqual(f.edits)
+        expect(f.p50Seconds).toBeGreaterThan(0)
+        expect(f.p50Seconds).toBeLessThanOrEqual(f.p99Seconds)
+        expect(f.p99Seconds).toBeLessThanOrEqual(f.maxSeconds)
+        expect(f.pointsPerChangedRow).toBeGreaterThanOrEqual(f.nodeCost)
+        expect(f.ratioToNodeCost).toBeCloseTo(f.pointsPerChangedRow / f.nodeCost, 6)
+        // polling every 15 minutes: the wait for the next poll is uniform over the period, plus the poll's run
+        expect(Math.abs(f.polling.p50Seconds - (450 + f.polling.runSeconds))).toBeLessThanOrEqual(1)
+        expect(Math.abs(f.polling.p99Seconds - (891 + f.polling.runSeconds))).toBeLessThanOrEqual(1)
+        expect(f.polling.pointsPerChangedRow).toBeGreaterThanOrEqual(f.nodeCost)
+        expect(f.burst.deliveries).toBe(100)
+        expect(f.webhookAnswerP99Ms).toBeGreaterThan(0)
+        expect(f.webhookAnswerP99Ms).toBeLessThanOrEqual(f.burst.maxMs)
       }),
-    240_000
+    300_000
   )
 })

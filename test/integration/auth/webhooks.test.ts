@@ -168,4 +168,17 @@ layer(Stack)("APP_DISCONNECT webhook (verification and idempotency)", (it) => {
       expect((yield* events.receive(byAppId, sign(byAppId)))._tag).toBe("Queued")
     })
   )
+
+  it.effect("an account connected after a delivery for it went unmatched is matched by the next one (the inbox's known ids are read again on a miss)", () =>
+    Effect.gen(function* () {
+      const events = yield* EventInbox
+      const b64 = (s: string) => Buffer.from(s).toString("base64")
+      const first = body(b64("8001"), "2030-05-05T00:00:00Z", "JOB_UPDATE")
+      expect(yield* events.receive(first, sign(first))).toMatchObject({ _tag: "Unmatched" })
+      const graphqlId = b64("gid://service/Account/8001")
+      yield* connect(graphqlId)
+      const next = body(b64("8001"), "2030-05-05T00:00:01Z", "JOB_UPDATE")
+      expect(yield* events.receive(next, sign(next))).toMatchObject({ _tag: "Queued", accountId: graphqlId })
+    })
+  )
 })

@@ -38,6 +38,8 @@ describe("admin API over HTTP (EmulatorAdminClient)", () => {
       yield* admin.marketplaceDisconnect("cid", account.accountId)
       expect((yield* admin.webhookDeliveries())[0]).toMatchObject({ topic: "APP_DISCONNECT", accountId: account.accountId })
       expect((yield* admin.stats()).graphqlRequests).toBe(0)
+      yield* admin.setWebhookOptions({ duplicateRate: 0.5, accountIdEncoding: "numeric" })
+      expect(yield* admin.webhookSubscriptions({ clientId: "cid" })).toEqual([])
       yield* admin.resetStats()
     })
   )

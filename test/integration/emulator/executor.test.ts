@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { execute, parse } from "graphql"
+import { executeSync, parse } from "graphql"
 import { executeOperation } from "../../../src/emulator/graphql/Executor.js"
 import { queryCost, selectOperation } from "../../../src/emulator/QueryCost.js"
 import { Registry } from "../../../src/emulator/Registry.js"
@@ -35,7 +35,7 @@ const run = (w: ReturnType<typeof world>, query: string, variables: Record<strin
 const reference = (w: ReturnType<typeof world>, collection: string, query: string, variables: Record<string, unknown> = {}) => {
   const records = w.records(collection)
   const listed = records.collection.liveIndices().map((i) => w.listed(collection, i))
-  return execute({
+  return executeSync({
     schema: serviceSchema(),
     document: parse(query),
     variableValues: variables,

@@ -1,6 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Metric } from "effect"
+import * as Metrics from "../../../../src/observability/metrics.js"
 import { estimateQueryCost } from "../../../../src/api/costEstimate.js"
 import { eventsJson, eventsTable } from "../../../../src/cli/status.js"
 import { EventConsumer } from "../../../../src/sync/events/EventConsumer.js"
@@ -63,8 +64,12 @@ layer(harness, { timeout: 60_000, excludeTestServices: true })("the change-event
         { topic: "APP_CONNECT", itemId: accountId, occurredAt: now }
       ])
 
+      const pointsMetric = Metrics.forAccount(Metrics.queryCostPoints, accountId)
+      const pointsBefore = (yield* Metric.value(pointsMetric)).count
       const report = yield* (yield* EventConsumer).drain(accountId)
       expect(report).toMatchObject({ outcome: "drained", failed: 0, deferred: 0, deleted: destroyed.length + 1 })
+      // the points metric counts each query once, as the service charged it
+      expect((yield* Metric.value(pointsMetric)).count - pointsBefore).toBe(report.costPoints)
       expect(report.landed).toBe(edited.filter((id) => updatedAt.has(id)).length + created.length)
       yield* expectWarehouseExact(accountId)
       // read by id in one page: the points are the nodes' plus the query's one

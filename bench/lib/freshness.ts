@@ -1,0 +1,291 @@
+import { SqlClient } from "@effect/sql"
+import { Duration, Effect, type Scope } from "effect"
+import { spawn } from "node:child_process"
+import * as net from "node:net"
+import { estimateQueryCost } from "../../src/api/costEstimate.js"
+import type { EmulatorAdmin, WebhookDeliveryInfo } from "../../src/emulator/EmulatorAdmin.js"
+import { jobScalarsStream } from "../../src/sync/streams/index.js"
+import { SyncRunner } from "../../src/sync/SyncRunner.js"
+import { connectAndBackfill, newAccount, unlimited } from "./benchmarks.js"
+import { childEnv, connectorLayer, settingsFor } from "./connector.js"
+import { benchDatabaseUrl, freshSchemaName } from "./database.js"
+import { BenchError } from "./errors.js"
+import { binPath, type EmulatorProcess, stopChild } from "./emulatorProcess.js"
+
+/**
+ * Freshness: how soon an edit at the service is in the warehouse, and at what cost, with the service's webhooks
+ * driving `serve`'s consumer, against polling every 15 minutes. See bench/README.md for the method.
+ */
+
+export interface FreshnessOptions {
+  readonly accounts: number
+  readonly jobsPerAccount: number
+  /** The steady stream of edits: this many per second, spread over the accounts in turn, for `seconds`. */
+  readonly editsPerSecond: number
+  readonly seconds: number
+  /** The burst that measures the webhook answer time: this many deliveries per second for `burstSeconds`. */
+  readonly burstPerSecond: number
+  readonly burstSeconds: number
+}
+
+export interface FreshnessResult {
+  readonly accounts: number
+  readonly jobsPerAccount: number
+  readonly editsPerSecond: number
+  readonly seconds: number
+  readonly edits: number
+  /** Distinct jobs edited in the steady phase. */
+  readonly changedRows: number
+  /** Event-to-warehouse lag: from the edit (the admin call) to the row landed (its synced_at), over the changed rows. */
+  readonly p50Seconds: number
+  readonly p99Seconds: number
+  readonly maxSeconds: number
+  /** Points the service charged the consumer in the steady phase, per changed row. */
+  readonly pointsPerChangedRow: number
+  readonly points: number
+  /** What one job costs in a page (its fields; the query's own point not counted). */
+  readonly nodeCost: number
+  readonly ratioToNodeCost: number
+  /** p99 of serve's answer time to a webhook (measured at the sender, the emulator) in the burst. */
+  readonly webhookAnswerP99Ms: number
+  readonly webhookAnswerP99MsSteady: number
+  readonly burst: { readonly deliveries: number; readonly perSecond: number; readonly p50Ms: number; readonly p99Ms: number; readonly maxMs: number }
+  readonly polling: {
+    readonly everyMinutes: number
+    readonly p50Seconds: number
+    readonly p99Seconds: number
+    readonly pointsPerChangedRow: number
+    readonly points: number
+    /** Wall time of the incremental `sync` of every account over the same edits (added to the wait for the poll). */
+    readonly runSeconds: number
+  }
+}
+
+/** The q-quantile (nearest rank) of `values`. */
+export const quantile = (values: ReadonlyArray<number>, q: number): number => {
+  if (values.length === 0) return Number.NaN
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!
+}
+
+/**
+ * Polling every `periodSec` from a schedule whose phase is unknown (uniform): for each edit, the wait until the next
+ * poll over every phase of a one-second grid, plus the poll's own run time; every (edit, phase) pair is one sample.
+ */
+export const pollingLags = (editOffsetsSec: ReadonlyArray<number>, periodSec: number, runSec: number): ReadonlyArray<number> => {
+  const lags: Array<number> = []
+  for (const t of editOffsetsSec) {
+    for (let phase = 0.5; phase < periodSec; phase++) {
+      const next = phase + Math.ceil((t - phase) / periodSec) * periodSec
+      lags.push(next - t + runSec)
+    }
+  }
+  return lags
+}
+
+const POLL_MINUTES = 15
+
+const freePort = Effect.async<number>((resume) => {
+  const server = net.createServer()
+  server.listen(0, "127.0.0.1", () => {
+    const { port } = server.address() as net.AddressInfo
+    server.close(() => resume(Effect.succeed(port)))
+  })
+})
+
+/** Polls `check` every 100 ms until it gives true, for at most `limitMs`. */
+const waitUntil = <E, R>(step: string, check: Effect.Effect<boolean, E, R>, limitMs: number) =>
+  Effect.gen(function* () {
+    const started = performance.now()
+    while (!(yield* check)) {
+      if (performance.now() - started > limitMs) return yield* new BenchError({ step, reason: `not within ${limitMs / 1000} s` })
+      yield* Effect.sleep(Duration.millis(100))
+    }
+  })
+
+/** `account-sync serve` as a child on `port` until the scope closes; ready once /healthz answers. */
+const startServe = (env: Record<string, string>, port: number): Effect.Effect<void, BenchError, Scope.Scope> =>
+  Effect.gen(function* () {
+    let tail = ""
+    const child = yield* Effect.acquireRelease(
+      Effect.sync(() => {
+        const c = spawn(process.execPath, [binPath, "serve", "--port", String(port), "--host", "127.0.0.1"], {
+          env: { ...process.env, LOG_LEVEL: "WARN", ...env },
+          stdio: ["ignore", "ignore", "pipe"]
+        })
+        c.stderr!.on("data", (chunk: Buffer) => void (tail = (tail + chunk.toString()).slice(-4000)))
+        return c
+      }),
+      stopChild
+    )
+    yield* waitUntil(
+      "serve start",
+      Effect.promise(() =>
+        fetch(`http://127.0.0.1:${port}/healthz`).then(
+          (r) => r.ok,
+          () => false
+        )
+      ).pipe(Effect.flatMap((ok) => (child.exitCode !== null ? new BenchError({ step: "serve start", reason: `exited with ${child.exitCode}: ${tail}` }) : Effect.succeed(ok)))),
+      60_000
+    )
+  })
+
+const pointsOf = (admin: EmulatorAdmin, ids: ReadonlyArray<string>) =>
+  Effect.map(admin.stats(), (s) => ids.reduce((sum, id) => sum + (s.costPointsByAccount[id] ?? 0), 0))
+
+/** Every delivery after the first `from` answered (2xx); none given up on. */
+const deliveredSince = (admin: EmulatorAdmin, from: number) =>
+  waitUntil(
+    "webhook deliveries",
+    Effect.flatMap(admin.webhookDeliveries(), (all) => {
+      const failed = all.slice(from).find((d) => d.status === "failed")
+      if (failed) return new BenchError({ step: "webhook deliveries", reason: `${failed.id} failed: ${failed.lastError ?? ""}` })
+      return Effect.succeed(all.slice(from).every((d) => d.status === "delivered"))
+    }),
+    120_000
+  )
+
+/** No change event waiting or failed in the connector's queue. */
+const queueDrained = waitUntil(
+  "change events applied",
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const rows = yield* sql<{ state: string; n: number }>`SELECT state, count(*)::int AS n FROM webhook_events WHERE state IN ('pending', 'failed', 'deferred') GROUP BY state`
+    const failed = rows.find((r) => r.state !== "pending")
+    if (failed) return yield* new BenchError({ step: "change events", reason: `${failed.n} event(s) ${failed.state}` })
+    return rows.length === 0
+  }),
+  120_000
+)
+
+const answerTimes = (deliveries: ReadonlyArray<WebhookDeliveryInfo>) => deliveries.flatMap((d) => (d.answerMs === undefined ? [] : [d.answerMs]))
+
+export const freshnessBench = (emulator: EmulatorProcess, options: FreshnessOptions) =>
+  Effect.gen(function* () {
+    const admin = emulator.admin
+    const ids = yield* Effect.forEach(Array.from({ length: options.accounts }), () => newAccount(emulator, options.jobsPerAccount, unlimited), { concurrency: 8 })
+    const schema = freshSchemaName("benchfresh")
+    // every run of `sync` makes its incremental pass, events or not: the polling side is measured, not skipped
+    const settings = { ...settingsFor(emulator), SYNC_INCREMENTAL_EVERY_WITH_EVENTS: "0 seconds" }
+    const nodeCost = estimateQueryCost(jobScalarsStream.document, { first: 1, offset: 0 }) - 1
+
+    return yield* Effect.gen(function* () {
+      yield* connectAndBackfill(ids, 4)
+      // the service's default bucket from here on
+      yield* Effect.forEach(ids, (accountId) => admin.setLimits({ maxPoints: 10_000, restoreRate: 500, clientId: emulator.clientId, accountId }), { discard: true })
+      const port = yield* freePort
+      yield* startServe(childEnv(settings, benchDatabaseUrl(), schema), port)
+      yield* admin.updateApp(emulator.clientId, { webhookUrl: `http://127.0.0.1:${port}/webhooks`, webhookTopics: ["JOB_CREATE", "JOB_UPDATE", "JOB_DESTROY"] })
+      yield* admin.setWebhookOptions({})
+
+      // 1. a steady stream of edits, one account after another
+      const deliveriesBefore = (yield* admin.webhookDeliveries()).length
+      const pointsBefore = yield* pointsOf(admin, ids)
+      const lastEdit = new Map<string, { readonly accountId: string; readonly id: string; readonly atMs: number }>()
+      const editOffsets: Array<number> = []
+      const total = Math.max(1, Math.round(options.seconds * options.editsPerSecond))
+      const started = performance.now()
+      const startedAt = Date.now()
+      for (let k = 0; k < total; k++) {
+        const wait = started + (k * 1000) / options.editsPerSecond - performance.now()
+        if (wait > 0) yield* Effect.sleep(Duration.millis(wait))
+        const accountId = ids[k % ids.length]!
+        const atMs = Date.now()
+        for (const id of (yield* admin.editJobs(accountId, { count: 1, seed: 50_000 + k })).ids) lastEdit.set(`${accountId}|${id}`, { accountId, id, atMs })
+        editOffsets.push((atMs - startedAt) / 1000)
+      }
+      yield* deliveredSince(admin, deliveriesBefore)
+      yield* queueDrained
+      const points = (yield* pointsOf(admin, ids)) - pointsBefore
+      const steadyDeliveries = (yield* admin.webhookDeliveries()).slice(deliveriesBefore)
+
+      // each changed row as the service has it now, and when it landed
+      const sql = yield* SqlClient.SqlClient
+      const lags: Array<number> = []
+      for (const accountId of ids) {
+        const edited = [...lastEdit.values()].filter((e) => e.accountId === accountId)
+        if (edited.length === 0) continue
+        const service = new Map((yield* admin.listJobs(accountId)).map((j) => [j.id, Date.parse(j.updatedAt)]))
+        const rows = yield* sql<{ id: string; updatedAt: Date; syncedAt: Date }>`
+          SELECT id, updated_at AS "updatedAt", synced_at AS "syncedAt" FROM jobs WHERE account_id = ${accountId} AND id IN ${sql.in(edited.map((e) => e.id))}`
+        const byId = new Map(rows.map((r) => [r.id, r]))
+        for (const e of edited) {
+          const row = byId.get(e.id)
+          if (row === undefined || row.updatedAt.getTime() !== service.get(e.id)) {
+            return yield* new BenchError({ step: "freshness", reason: `job ${e.id} of ${accountId} is not the service's after the events (${row ? row.updatedAt.toISOString() : "missing"})` })
+          }
+          lags.push((row.syncedAt.getTime() - e.atMs) / 1000)
+        }
+      }
+
+      // 2. polling over the same edits: one incremental sync of every account, its points as the service charged them
+      const pollPointsBefore = yield* pointsOf(admin, ids)
+      const t0 = performance.now()
+      const reports = yield* (yield* SyncRunner).run({ mode: "sync", accounts: ids, concurrency: 4 })
+      const runSeconds = (performance.now() - t0) / 1000
+      const notIncremental = reports.filter((r) => r.outcome !== "synced" || r.streams.some((s) => s.kind !== "incremental"))
+      if (notIncremental.length > 0) {
+        const r = notIncremental[0]!
+        return yield* new BenchError({ step: "polling", reason: `${r.accountId}: ${r.outcome}, ${r.streams.map((s) => `${s.stream} ${s.kind} ${s.outcome}`).join(", ")}` })
+      }
+      const pollPoints = (yield* pointsOf(admin, ids)) - pollPointsBefore
+      const polled = pollingLags(editOffsets, POLL_MINUTES * 60, runSeconds)
+
+      // 3. a burst at `burstPerSecond` deliveries: serve's answer time as the sender sees it
+      const burstFrom = (yield* admin.webhookDeliveries()).length
+      // edits in groups of a few (about 40 admin calls a second), each group when its share of the rate is due
+      const perCall = Math.max(1, Math.round(options.burstPerSecond / 40))
+      const burstTotal = Math.max(1, Math.round(options.burstSeconds * options.burstPerSecond))
+      const burstStarted = performance.now()
+      for (let sent = 0, k = 0; sent < burstTotal; k++) {
+        const wait = burstStarted + (sent * 1000) / options.burstPerSecond - performance.now()
+        if (wait > 0) yield* Effect.sleep(Duration.millis(wait))
+        const count = Math.min(perCall, burstTotal - sent)
+        yield* admin.editJobs(ids[k % ids.length]!, { count, seed: 90_000 + k })
+        sent += count
+      }
+      const burstWallSec = Math.max((performance.now() - burstStarted) / 1000, burstTotal / options.burstPerSecond)
+      yield* deliveredSince(admin, burstFrom)
+      yield* queueDrained
+      const burst = (yield* admin.webhookDeliveries()).slice(burstFrom)
+      const burstTimes = answerTimes(burst)
+
+      return {
+        accounts: options.accounts,
+        jobsPerAccount: options.jobsPerAccount,
+        editsPerSecond: options.editsPerSecond,
+        seconds: options.seconds,
+        edits: total,
+        changedRows: lastEdit.size,
+        p50Seconds: quantile(lags, 0.5),
+        p99Seconds: quantile(lags, 0.99),
+        maxSeconds: Math.max(...lags),
+        pointsPerChangedRow: points / lastEdit.size,
+        points,
+        nodeCost,
+        ratioToNodeCost: points / lastEdit.size / nodeCost,
+        webhookAnswerP99Ms: quantile(burstTimes, 0.99),
+        webhookAnswerP99MsSteady: quantile(answerTimes(steadyDeliveries), 0.99),
+        burst: {
+          deliveries: burst.length,
+          perSecond: burst.length / burstWallSec,
+          p50Ms: quantile(burstTimes, 0.5),
+          p99Ms: quantile(burstTimes, 0.99),
+          maxMs: Math.max(...burstTimes)
+        },
+        polling: {
+          everyMinutes: POLL_MINUTES,
+          p50Seconds: quantile(polled, 0.5),
+          p99Seconds: quantile(polled, 0.99),
+          pointsPerChangedRow: pollPoints / lastEdit.size,
+          points: pollPoints,
+          runSeconds
+        }
+      } satisfies FreshnessResult
+    }).pipe(
+      Effect.scoped,
+      Effect.provide(connectorLayer({ settings, schema, concurrency: 4 })),
+      Effect.ensuring(admin.updateApp(emulator.clientId, { webhookUrl: null, webhookTopics: [] }).pipe(Effect.ignore)),
+      Effect.mapError((e) => (e instanceof BenchError ? e : new BenchError({ step: "freshness", reason: String((e as { message?: string })?.message ?? e) })))
+    )
+  })
