@@ -9,7 +9,8 @@ import { TokenStore } from "../../src/auth/TokenStore.js"
 import type { Faults } from "../../src/emulator/EmulatorAdmin.js"
 import { terminateBackendsOf } from "./backends.js"
 import { uniqueAccountId } from "./benchmarks.js"
-import { type AccountComparison, compareAccount } from "./compare.js"
+import { allStreams } from "../../src/sync/streams/index.js"
+import { compareStream, type StreamComparison } from "./streamComparison.js"
 import { childEnv, connectAccount, connectorLayer, settingsFor } from "./connector.js"
 import { benchDatabaseUrl, freshSchemaName } from "./database.js"
 import { BenchError } from "./errors.js"
@@ -42,7 +43,7 @@ export interface ChaosOptions {
 export const chaosDefaults = (seed: number): ChaosOptions => ({
   seed,
   accounts: 5,
-  jobs: 20_000,
+  jobs: 3_000,
   minKills: 10,
   minTerminations: 3,
   killsPerPass: { backfill: 5, sync: 2, full: 2 },
@@ -51,7 +52,8 @@ export const chaosDefaults = (seed: number): ChaosOptions => ({
   faults: { errorRate: 0.05, dropRate: 0.02, truncateRate: 0.02, latencyRate: 0.05, latencyMs: 400, seed },
   editsPerPass: 400,
   deletesPerPass: 100,
-  churn: { creates: 1, edits: 2, deletes: 1, queries: 30, collections: ["jobs"] },
+  // before the first 15 queries of each collection (jobs take 30 pages): the pages, not the closing id listing
+  churn: { creates: 1, edits: 2, deletes: 1, queries: 15, collections: ["jobs", "invoices"] },
   refreshCommitEvery: 3
 })
 
@@ -114,7 +116,13 @@ export const runChaos = (options: ChaosOptions) =>
       const databaseUrl = benchDatabaseUrl()
       const pgPort = Number(new URL(databaseUrl).port || 5432)
       // the children's sessions carry their own name: the refresh-commit fault kills only theirs
-      const env = { ...childEnv(settings, databaseUrl, schema), DATABASE_APPLICATION_NAME: childSessionName }
+      const env = {
+        ...childEnv(settings, databaseUrl, schema),
+        DATABASE_APPLICATION_NAME: childSessionName,
+        // the whole account: every stream, links, line items and custom fields
+        SYNC_STREAMS: "",
+        SYNC_EXCLUDE_FIELDS: ""
+      }
       yield* say(`seed ${options.seed}; emulator ${emulator.baseUrl} (pid ${emulator.pid}); schema ${schema}`)
 
       return yield* Effect.gen(function* () {
@@ -282,9 +290,13 @@ export const runChaos = (options: ChaosOptions) =>
               Effect.gen(function* () {
                 yield* admin.editJobs(id, { count: options.editsPerPass, seed: options.seed * 1000 + round * 10 + i })
                 yield* admin.deleteJobs(id, { count: options.deletesPerPass, seed: options.seed * 2000 + round * 10 + i })
+                // an updatedAt-filtered stream too, and line items under it
+                yield* admin.editRecords(id, "invoices", { count: Math.ceil(options.editsPerPass / 4), seed: options.seed * 3000 + round * 10 + i })
+                yield* admin.deleteRecords(id, "invoices", { count: Math.ceil(options.deletesPerPass / 4), seed: options.seed * 4000 + round * 10 + i })
+                yield* admin.editLineItems(id, "invoices", { count: 5, add: 1, remove: 1, edit: 1, seed: options.seed * 5000 + round * 10 + i })
               }),
             { discard: true }
-          ).pipe(Effect.zipRight(say(`round ${round}: ${options.editsPerPass} jobs edited and ${options.deletesPerPass} deleted per account`)))
+          ).pipe(Effect.zipRight(say(`round ${round}: per account ${options.editsPerPass} jobs edited and ${options.deletesPerPass} deleted, a quarter as many invoices, line items of 5 invoices changed`)))
 
         let churned = 0
         const churnDuring = <A, E, R>(label: string, run: Effect.Effect<A, E, R>) =>
@@ -313,26 +325,30 @@ export const runChaos = (options: ChaosOptions) =>
               ORDER BY account_id, id DESC`
             const incremental = new Set(lastKinds.filter((r) => r.kind === "incremental").map((r) => r.account_id))
             const compared = final ? accountIds : accountIds.filter((id) => incremental.has(id))
-            const results: Array<AccountComparison> = yield* Effect.forEach(compared, (id) => compareAccount(admin, id))
+            // mid-way the jobs (what the incremental syncs are about); at the end every stream of every account
+            const streams = final ? allStreams : allStreams.filter((st) => st.name === "jobs")
+            const results: Array<StreamComparison & { accountId: string }> = yield* Effect.forEach(compared, (id) =>
+              Effect.forEach(streams, (stream) => Effect.map(compareStream(admin, stream, id), (c) => ({ ...c, accountId: id })))
+            ).pipe(Effect.map((all) => all.flat()))
             // a new fault seed per phase: re-using it would replay the same draws
             faultPhase++
             yield* admin.setFaults({ ...options.faults, seed: (options.faults.seed ?? options.seed) + faultPhase })
             const bad = results.filter(
-              (c) => c.missing + c.mismatched + c.wronglyDeleted + c.duplicates > 0 || (final && c.stillLive.length > 0)
+              (c) => c.missing + c.mismatched + c.wronglyDeleted > 0 || (final && c.stillLive + c.nestedMismatched > 0)
             )
             const rows = results.reduce((n, c) => n + c.serviceRows, 0)
-            const pendingDeletes = results.reduce((n, c) => n + c.stillLive.length, 0)
+            const pendingDeletes = results.reduce((n, c) => n + c.stillLive, 0)
             checks.push({
               name: final
-                ? "warehouse == emulator for every account (per-row hash over mapped columns + raw, no duplicates, deleted_at correct)"
+                ? "warehouse == emulator for every stream of every account (every mapped column, line items and custom fields per parent, deleted_at correct)"
                 : `${label}: every live job landed exactly (deletions wait for the full pass: ${pendingDeletes} pending)`,
               ok: bad.length === 0,
               detail:
                 bad.length === 0
-                  ? `${rows} live rows compared over ${results.length} accounts` +
+                  ? `${rows} live rows of ${streams.length} stream(s) compared over ${compared.length} accounts` +
                     (compared.length < accountIds.length ? ` (${accountIds.length - compared.length} finished a resumed full pass instead)` : "")
                   : bad
-                      .map((c) => `${c.accountId}: missing ${c.missing}, differing ${c.mismatched}, wrongly deleted ${c.wronglyDeleted}, still live ${c.stillLive.length}, duplicates ${c.duplicates}; ${c.examples.join("; ")}`)
+                      .map((c) => `${c.accountId} ${c.stream}: missing ${c.missing}, differing ${c.mismatched}, wrongly deleted ${c.wronglyDeleted}, still live ${c.stillLive}, nested ${c.nestedMismatched}; ${c.examples.join("; ")}`)
                       .join(" | ")
             })
           })

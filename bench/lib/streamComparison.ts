@@ -1,0 +1,120 @@
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+import type { EmulatorAdmin } from "../../src/emulator/EmulatorAdmin.js"
+import { sanitizeJson, sanitizeText } from "../../src/sync/landing/sanitize.js"
+import type { AnyStream, Column } from "../../src/sync/streams/Stream.js"
+
+/**
+ * Any stream of an account against the emulator's own listing (`listRecords`): every mapped column of every live
+ * record, each parent's line items (ids and columns), each record's custom fields; what is missing, differs, is
+ * wrongly marked deleted or still live though the service no longer has it.
+ */
+
+export interface StreamComparison {
+  readonly stream: string
+  readonly serviceRows: number
+  readonly missing: number
+  readonly mismatched: number
+  readonly wronglyDeleted: number
+  readonly stillLive: number
+  /** Line items and custom fields whose parent's set differs from the service's. */
+  readonly nestedMismatched: number
+  readonly examples: ReadonlyArray<string>
+}
+
+const valueAt = (record: Record<string, unknown>, path: ReadonlyArray<string>): unknown => {
+  let v: unknown = record
+  for (const part of path) v = v === null || v === undefined ? undefined : (v as Record<string, unknown>)[part]
+  return v
+}
+
+const expected = (column: Column, record: Record<string, unknown>): unknown => {
+  if (!column.selected) return null
+  const v = valueAt(record, column.path)
+  if (v === null || v === undefined) return null
+  if (column.type === "timestamptz") return Date.parse(v as string)
+  if (column.type === "jsonb") return JSON.stringify(sanitizeJson(v))
+  return typeof v === "string" ? sanitizeText(v) : v
+}
+
+const stored = (column: Column, row: Record<string, unknown>): unknown => {
+  const v = row[column.column]
+  if (v instanceof Date) return v.getTime()
+  if (column.type === "jsonb" && v !== null && v !== undefined) return JSON.stringify(v)
+  return v
+}
+
+const differs = (columns: ReadonlyArray<Column>, row: Record<string, unknown>, record: Record<string, unknown>) =>
+  columns.find((c) => {
+    const a = stored(c, row)
+    const b = expected(c, record)
+    return !(a === b || (typeof a === "number" && typeof b === "number" && Math.abs(a - b) < 1e-9))
+  })
+
+const sameSet = (a: ReadonlyArray<string>, b: ReadonlyArray<string>) => a.length === b.length && [...a].sort().join("\n") === [...b].sort().join("\n")
+
+export const compareStream = (admin: EmulatorAdmin, stream: AnyStream, accountId: string) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const service = new Map((yield* admin.listRecords(accountId, stream.connection)).map((r) => [String(r.id), r]))
+    const rows = new Map((yield* sql<Record<string, unknown>>`SELECT * FROM ${sql(stream.table)} WHERE account_id = ${accountId}`).map((r) => [String(r.id), r]))
+    const examples: Array<string> = []
+    const note = (s: string) => void (examples.length < 3 && examples.push(s))
+    let missing = 0
+    let mismatched = 0
+    let wronglyDeleted = 0
+    for (const [id, record] of service) {
+      const row = rows.get(id)
+      if (row === undefined) {
+        missing++
+        note(`${stream.name} ${id} missing`)
+      } else if (row.deleted_at !== null) {
+        wronglyDeleted++
+        note(`${stream.name} ${id} marked deleted`)
+      } else {
+        const column = differs(stream.columns, row, record)
+        if (column !== undefined) {
+          mismatched++
+          note(`${stream.name} ${id} differs in ${column.column}`)
+        }
+      }
+    }
+    let stillLive = 0
+    for (const [id, row] of rows) {
+      if (row.deleted_at === null && !service.has(id)) {
+        stillLive++
+        note(`${stream.name} ${id} still live`)
+      }
+    }
+    let nestedMismatched = 0
+    for (const child of stream.children) {
+      const byParent = new Map<string, Array<Record<string, unknown>>>()
+      for (const r of yield* sql<Record<string, unknown>>`SELECT * FROM ${sql(child.table)} WHERE account_id = ${accountId} AND deleted_at IS NULL`) {
+        const parent = String(r[child.parentColumn])
+        byParent.set(parent, [...(byParent.get(parent) ?? []), r])
+      }
+      for (const [id, record] of service) {
+        const items = (record[child.field] as ReadonlyArray<Record<string, unknown>> | undefined) ?? []
+        const landed = new Map((byParent.get(id) ?? []).map((r) => [String(r.id), r]))
+        const bad = !sameSet([...landed.keys()], items.map((i) => String(i.id))) || items.some((i) => differs(child.columns, landed.get(String(i.id))!, i) !== undefined)
+        if (bad) {
+          nestedMismatched++
+          note(`${child.table} of ${id} differ`)
+        }
+      }
+    }
+    if (stream.customFields !== undefined) {
+      const byParent = new Map<string, Array<string>>()
+      const fields = yield* sql<{ parent_id: string; field_key: string }>`
+        SELECT parent_id, field_key FROM custom_fields WHERE account_id = ${accountId} AND parent_type = ${stream.customFields} AND deleted_at IS NULL`
+      for (const f of fields) byParent.set(f.parent_id, [...(byParent.get(f.parent_id) ?? []), f.field_key])
+      for (const [id, record] of service) {
+        const want = ((record.customFields as ReadonlyArray<{ id?: string; label: string }> | undefined) ?? []).map((f) => f.id ?? f.label)
+        if (!sameSet(byParent.get(id) ?? [], want)) {
+          nestedMismatched++
+          note(`custom fields of ${stream.name} ${id} differ`)
+        }
+      }
+    }
+    return { stream: stream.name, serviceRows: service.size, missing, mismatched, wronglyDeleted, stillLive, nestedMismatched, examples } satisfies StreamComparison
+  })
