@@ -4,6 +4,7 @@ import type { AccountSpec, AppSpec } from "./EmulatorAdmin.js"
 import { AdminRejected, OAuthFailure } from "./errors.js"
 import { encodeId } from "./Ids.js"
 import type { CursorMode } from "./data/Collection.js"
+import type { RecordDefinition } from "./data/RecordType.js"
 import { World } from "./data/World.js"
 import { type AccessClaims, signJwt, verifyJwt } from "./Jwt.js"
 import type { VirtualClock } from "./VirtualClock.js"
@@ -106,7 +107,9 @@ export class Registry {
 
   constructor(
     readonly clock: VirtualClock,
-    readonly baseUrl: () => string
+    readonly baseUrl: () => string,
+    /** Collection definitions every account's world takes over the defaults (by name): data sets of a test. */
+    readonly definitions: ReadonlyArray<RecordDefinition> = []
   ) {}
 
   // ---- apps and accounts ------------------------------------------------------------------------------
@@ -173,6 +176,7 @@ export class Registry {
         nowMs: now,
         jobs: spec.jobs ?? 0,
         ...(spec.sizes ? { sizes: spec.sizes } : {}),
+        ...(this.definitions.length > 0 ? { definitions: this.definitions } : {}),
         cursorMode: () => account.cursorMode ?? this.cursorMode
       })
     }

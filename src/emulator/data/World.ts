@@ -1,4 +1,4 @@
-import { isObjectType } from "graphql"
+import { getNamedType, isObjectType } from "graphql"
 import { encodeId, isoSeconds } from "../Ids.js"
 import { sequence } from "../Prng.js"
 import { serviceSchema } from "../schema.js"
@@ -223,12 +223,23 @@ export class Records {
   }
 }
 
+/** A collection is served at the root field of its name: the schema must have it, listing its node type. */
+const checkServed = (def: RecordDefinition): void => {
+  const field = serviceSchema().getQueryType()?.getFields()[def.name]
+  if (field === undefined) throw new Error(`emulator: collection ${def.name}: the schema subset has no root field \`${def.name}\` to serve it at`)
+  const listed = getNamedType(field.type).name
+  if (listed !== `${def.nodeType}Connection`) throw new Error(`emulator: collection ${def.name}: its root field lists ${listed}, not ${def.nodeType}Connection`)
+}
+
 export class World {
   private readonly byName = new Map<string, Records>()
 
   constructor(readonly options: WorldOptions) {
     const defs = new Map(defaultDefinitions.map((d) => [d.name, d]))
-    for (const d of options.definitions ?? []) defs.set(d.name, d)
+    for (const d of options.definitions ?? []) {
+      checkServed(d)
+      defs.set(d.name, d)
+    }
     for (const def of defs.values()) this.byName.set(def.name, new Records(def, this, (options.seed + saltOf(def.name)) >>> 0))
     for (const records of this.byName.values()) {
       const size = options.sizes?.[records.name] ?? records.def.size(options.jobs, options.seed)
