@@ -5,7 +5,7 @@ import { AdminRejected, OAuthFailure } from "./errors.js"
 import { encodeId } from "./Ids.js"
 import type { CursorMode } from "./data/Collection.js"
 import type { RecordDefinition } from "./data/RecordType.js"
-import { World } from "./data/World.js"
+import { checkServed, World } from "./data/World.js"
 import { type AccessClaims, signJwt, verifyJwt } from "./Jwt.js"
 import type { VirtualClock } from "./VirtualClock.js"
 
@@ -110,7 +110,9 @@ export class Registry {
     readonly baseUrl: () => string,
     /** Collection definitions every account's world takes over the defaults (by name): data sets of a test. */
     readonly definitions: ReadonlyArray<RecordDefinition> = []
-  ) {}
+  ) {
+    for (const def of definitions) checkServed(def)
+  }
 
   // ---- apps and accounts ------------------------------------------------------------------------------
 

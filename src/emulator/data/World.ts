@@ -48,6 +48,8 @@ export class Records {
   private readonly hasUpdated: boolean
   private readonly editable: ReadonlyArray<string>
   private editDraws = 0
+  /** Per batch of created records (from `start`), the sizes of the collections its links are drawn over. */
+  private readonly drawnOver: Array<{ readonly start: number; readonly sizes: ReadonlyMap<string, number> }> = []
   private drawn: ((ctx: { seed: number; index: number; createdMs: number; webBase: string }) => Record<string, unknown>) | undefined
 
   constructor(
@@ -94,7 +96,7 @@ export class Records {
     if (typeof edited === "number" || edited === null) return edited as number | null
     return rule.pick(
       this.input(index),
-      (name) => this.world.records(name).collection.size,
+      (name) => this.drawnSize(index, name),
       (collection, f, i) => (collection === "__self" ? this.linkIndex(f, i) : this.world.records(collection).linkIndex(f, i))
     )
   }
@@ -142,9 +144,10 @@ export class Records {
     const state = this.childState(index)
     const input = this.input(index)
     const products = this.world.records("products").collection
+    const productCount = this.drawnSize(index, "products")
     const productId = (seed: number, key: number) => {
-      if (products.size === 0 || (seed ^ key) % 10 < 3) return null
-      return products.idOf(Math.abs(seed * 31 + key) % products.size)
+      if (productCount === 0 || (seed ^ key) % 10 < 3) return null
+      return products.idOf(Math.abs(seed * 31 + key) % productCount)
     }
     return state.slots.map((slot) =>
       childRecord(
@@ -177,8 +180,27 @@ export class Records {
 
   // ---- changes ------------------------------------------------------------------------------------------------
 
-  create(count: number, seed: number, nowMs: number): ReadonlyArray<number> {
-    return this.collection.append(count, seed, nowMs)
+  /**
+   * Appends `count` records. Their links are drawn over the collections as they are now (`sizes`, default the world's
+   * sizes at this moment): records created later elsewhere never move an existing record's link or line item product,
+   * as they would not at the service.
+   */
+  create(count: number, seed: number, nowMs: number, sizes: ReadonlyMap<string, number> = this.world.sizes()): ReadonlyArray<number> {
+    const indices = this.collection.append(count, seed, nowMs)
+    if (indices.length > 0) this.drawnOver.push({ start: indices[0]!, sizes })
+    return indices
+  }
+
+  /** How many records of `collection` the links of record `index` are drawn over. */
+  drawnSize(index: number, collection: string): number {
+    let batch = this.drawnOver[0]
+    for (let i = this.drawnOver.length - 1; i > 0; i--) {
+      if (this.drawnOver[i]!.start <= index) {
+        batch = this.drawnOver[i]
+        break
+      }
+    }
+    return batch?.sizes.get(collection) ?? this.world.records(collection).collection.size
   }
 
   /** Several fields drawn again (a text field and an enum, or what the type says), the update time moved to now. */
@@ -224,7 +246,7 @@ export class Records {
 }
 
 /** A collection is served at the root field of its name: the schema must have it, listing its node type. */
-const checkServed = (def: RecordDefinition): void => {
+export const checkServed = (def: RecordDefinition): void => {
   const field = serviceSchema().getQueryType()?.getFields()[def.name]
   if (field === undefined) throw new Error(`emulator: collection ${def.name}: the schema subset has no root field \`${def.name}\` to serve it at`)
   const listed = getNamedType(field.type).name
@@ -241,10 +263,14 @@ export class World {
       defs.set(d.name, d)
     }
     for (const def of defs.values()) this.byName.set(def.name, new Records(def, this, (options.seed + saltOf(def.name)) >>> 0))
-    for (const records of this.byName.values()) {
-      const size = options.sizes?.[records.name] ?? records.def.size(options.jobs, options.seed)
-      records.create(size, records.seed, options.nowMs)
-    }
+    // the seeded records of every collection draw their links over every collection's seeded records
+    const seeded = new Map([...this.byName.values()].map((r) => [r.name, options.sizes?.[r.name] ?? r.def.size(options.jobs, options.seed)]))
+    for (const records of this.byName.values()) records.create(seeded.get(records.name)!, records.seed, options.nowMs, seeded)
+  }
+
+  /** The number of records of each collection (deleted ones included: indices never move). */
+  sizes(): ReadonlyMap<string, number> {
+    return new Map([...this.byName.values()].map((r) => [r.name, r.collection.size]))
   }
 
   get names(): ReadonlyArray<string> {
