@@ -10,6 +10,7 @@ import { handleGraphql, serviceSchema } from "./GraphqlEndpoint.js"
 import { BodyTooLarge, jsonReply, readBody, type Reply, writeReply, writeTruncated } from "./Http.js"
 import { type Approval, OAuthEndpoints } from "./OAuthEndpoints.js"
 import { LimitsBook } from "./RateLimits.js"
+import type { RecordDefinition } from "./data/RecordType.js"
 import { RecordChanges } from "./RecordChanges.js"
 import { Registry } from "./Registry.js"
 import { StatsCounter } from "./Stats.js"
@@ -34,6 +35,11 @@ export interface EmulatorOptions {
   readonly limits?: Limits
   readonly faults?: Faults
   readonly webhookRetry?: WebhookRetryOptions
+  /**
+   * Collection definitions that replace the default data set of a root field (by name) in every account, in process
+   * only (a definition is code): a test serves its own record type at an existing root field of the schema.
+   */
+  readonly definitions?: ReadonlyArray<RecordDefinition>
 }
 
 export class EmulatorStartError extends Data.TaggedError("EmulatorStartError")<{
@@ -68,7 +74,7 @@ const makeEmulator = (options: EmulatorOptions): Effect.Effect<EmulatorHandle, E
 
     let baseUrl = ""
     const clock = new VirtualClock(() => hostClock.unsafeCurrentTimeMillis())
-    const registry = new Registry(clock, () => baseUrl)
+    const registry = new Registry(clock, () => baseUrl, options.definitions)
     const limits = new LimitsBook(options.limits)
     const faults = new FaultInjector()
     if (options.faults) faults.set(options.faults)

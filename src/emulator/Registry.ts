@@ -4,7 +4,8 @@ import type { AccountSpec, AppSpec } from "./EmulatorAdmin.js"
 import { AdminRejected, OAuthFailure } from "./errors.js"
 import { encodeId } from "./Ids.js"
 import type { CursorMode } from "./data/Collection.js"
-import { World } from "./data/World.js"
+import type { RecordDefinition } from "./data/RecordType.js"
+import { checkServed, World } from "./data/World.js"
 import { type AccessClaims, signJwt, verifyJwt } from "./Jwt.js"
 import type { VirtualClock } from "./VirtualClock.js"
 import { webhookTopics } from "./webhookTopics.js"
@@ -109,8 +110,12 @@ export class Registry {
 
   constructor(
     readonly clock: VirtualClock,
-    readonly baseUrl: () => string
-  ) {}
+    readonly baseUrl: () => string,
+    /** Collection definitions every account's world takes over the defaults (by name): data sets of a test. */
+    readonly definitions: ReadonlyArray<RecordDefinition> = []
+  ) {
+    for (const def of definitions) checkServed(def)
+  }
 
   // ---- apps and accounts ------------------------------------------------------------------------------
 
@@ -185,6 +190,7 @@ export class Registry {
         nowMs: now,
         jobs: spec.jobs ?? 0,
         ...(spec.sizes ? { sizes: spec.sizes } : {}),
+        ...(this.definitions.length > 0 ? { definitions: this.definitions } : {}),
         cursorMode: () => account.cursorMode ?? this.cursorMode
       })
     }

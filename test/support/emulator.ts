@@ -1,6 +1,7 @@
 import { Context, Effect, Layer, type Scope } from "effect"
 import * as crypto from "node:crypto"
 import { Emulator, type EmulatorStartError } from "../../src/emulator/Emulator.js"
+import type { RecordDefinition } from "../../src/emulator/data/RecordType.js"
 import type { EmulatorAdmin, Limits } from "../../src/emulator/EmulatorAdmin.js"
 import type { WebhookRetryOptions } from "../../src/emulator/Webhooks.js"
 import { registerSecret } from "./secretScan.js"
@@ -17,6 +18,10 @@ export interface EmulatorTestOptions {
   readonly accounts?: number
   /** Seeded jobs per account (default 0). */
   readonly jobs?: number
+  /** Records per collection of each account, over the sizes that scale with `jobs`. */
+  readonly sizes?: Readonly<Record<string, number>>
+  /** Collection definitions that replace the default data set of a root field (EmulatorOptions.definitions). */
+  readonly definitions?: ReadonlyArray<RecordDefinition>
   /** Authorization endpoint answers at once for the first account (or login_hint). Default true. */
   readonly autoApprove?: boolean
   readonly limits?: Limits
@@ -46,7 +51,8 @@ export const makeTestEmulator = (options: EmulatorTestOptions = {}): Effect.Effe
       admin: options.httpAdmin ?? true,
       approval: { mode: options.autoApprove === false ? "manual" : "auto" },
       ...(options.limits ? { limits: options.limits } : {}),
-      webhookRetry: options.webhookRetry ?? { attempts: 4, baseDelayMs: 50, timeoutMs: 2000 }
+      webhookRetry: options.webhookRetry ?? { attempts: 4, baseDelayMs: 50, timeoutMs: 2000 },
+      ...(options.definitions ? { definitions: options.definitions } : {})
     })
     const clientId = `client_${crypto.randomBytes(6).toString("hex")}`
     const clientSecret = `secret_${crypto.randomBytes(18).toString("base64url")}`
@@ -64,7 +70,7 @@ export const makeTestEmulator = (options: EmulatorTestOptions = {}): Effect.Effe
       .pipe(Effect.orDie)
     const accounts = []
     for (let i = 0; i < (options.accounts ?? 1); i++) {
-      accounts.push(yield* emulator.admin.createAccount({ jobs: options.jobs ?? 0 }).pipe(Effect.orDie))
+      accounts.push(yield* emulator.admin.createAccount({ jobs: options.jobs ?? 0, ...(options.sizes ? { sizes: options.sizes } : {}) }).pipe(Effect.orDie))
     }
     return {
       baseUrl: emulator.baseUrl,

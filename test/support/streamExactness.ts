@@ -8,7 +8,9 @@ import { TestEmulator } from "./emulator.js"
 /**
  * Exactness of any stream against the emulator's own listing (`listRecords`): the warehouse's live rows of the
  * account are exactly the service's records (same ids, every mapped column equal), each parent's live line items are
- * exactly its line items, each record's live custom fields exactly its custom fields. A mismatch names the stream,
+ * exactly its line items (every column), each record's live custom fields exactly its custom fields (key, kind, label,
+ * unit, value as text and as JSON), and no live line item or custom field is left under a record the service no
+ * longer has. A mismatch names the stream,
  * the record and the column.
  */
 
@@ -41,6 +43,46 @@ const compareColumns = (where: string, columns: ReadonlyArray<Column>, stored: R
     want[c.column] = expectedValue(c, expected)
   }
   if (JSON.stringify(got) !== JSON.stringify(want)) expect(got, where).toEqual(want)
+}
+
+interface CustomFieldRow {
+  readonly parent_id: string
+  readonly field_key: string
+  readonly field_id: string | null
+  readonly label: string
+  readonly kind: string
+  readonly unit: string | null
+  readonly value_text: string | null
+  readonly value: unknown
+}
+
+/** A custom field as `custom_fields` must hold it: its key, kind, label and unit, its value as text and as JSON. */
+const expectedCustomField = (f: Record<string, unknown>): Omit<CustomFieldRow, "parent_id"> => {
+  const kind = String(f.__typename)
+  const text = (v: unknown) => (v === null || v === undefined ? null : sanitizeText(String(v)))
+  const area = f.valueArea as { length: number; width: number } | null | undefined
+  const unit = (f.unit as string | null | undefined) ?? null
+  const [valueText, value] =
+    kind === "CustomFieldArea"
+      ? [area ? [`${area.length} x ${area.width}`, unit].filter((p) => p !== null).join(" ") : text(unit), area ?? null]
+      : kind === "CustomFieldBoolean"
+        ? [text(f.valueBoolean), f.valueBoolean ?? null]
+        : kind === "CustomFieldLink"
+          ? [text(f.valueUrl), { text: f.valueText ?? null, url: f.valueUrl ?? null }]
+          : kind === "CustomFieldNumber"
+            ? [text(f.valueNumber), f.valueNumber ?? null]
+            : kind === "CustomFieldSelect"
+              ? [text(f.valueSelect), f.valueSelect ?? null]
+              : [text(f.valueText), f.valueText ?? null]
+  return {
+    field_key: String(f.id ?? f.label),
+    field_id: (f.id as string | null | undefined) ?? null,
+    label: sanitizeText(String(f.label)),
+    kind,
+    unit: "unit" in f ? unit : null,
+    value_text: valueText,
+    value: value === null ? null : sanitizeJson(value)
+  }
 }
 
 const idsOf = (list: unknown): Array<string> => ((list as ReadonlyArray<{ id: string }> | null | undefined) ?? []).map((x) => x.id).sort()
@@ -76,15 +118,19 @@ export const expectStreamExact = (stream: AnyStream, accountId: string) =>
     }
 
     if (stream.customFields !== undefined) {
-      const fields = yield* sql<{ parent_id: string; field_key: string; label: string }>`
-        SELECT parent_id, field_key, label FROM custom_fields
+      const fields = yield* sql<CustomFieldRow>`
+        SELECT parent_id, field_key, field_id, label, kind, unit, value_text, value FROM custom_fields
         WHERE account_id = ${accountId} AND parent_type = ${stream.customFields} AND deleted_at IS NULL`
-      const byParent = new Map<string, Array<string>>()
-      for (const f of fields) byParent.set(f.parent_id, [...(byParent.get(f.parent_id) ?? []), `${f.field_key}|${f.label}`])
+      const byParent = new Map<string, Array<CustomFieldRow>>()
+      for (const f of fields) byParent.set(f.parent_id, [...(byParent.get(f.parent_id) ?? []), f])
       for (const [id, record] of service) {
-        const want = ((record.customFields as ReadonlyArray<{ id?: string; label: string }> | undefined) ?? []).map((f) => `${f.id ?? f.label}|${f.label}`).sort()
-        expect((byParent.get(id) ?? []).sort(), `custom fields of ${stream.name} ${id}`).toEqual(want)
+        const want = ((record.customFields as ReadonlyArray<Record<string, unknown>> | undefined) ?? []).map(expectedCustomField)
+        const got = (byParent.get(id) ?? []).map(({ parent_id: _, ...f }) => f)
+        const byKey = (a: { field_key: string }, b: { field_key: string }) => a.field_key.localeCompare(b.field_key)
+        expect(got.sort(byKey), `custom fields of ${stream.name} ${id}`).toEqual(want.sort(byKey))
       }
+      const orphans = [...byParent.keys()].filter((parent) => !service.has(parent))
+      expect(orphans, `custom_fields of ${stream.customFields}: live rows under records the service no longer has`).toEqual([])
     }
     return service.size
   })

@@ -1,4 +1,4 @@
-import { isObjectType } from "graphql"
+import { getNamedType, isObjectType } from "graphql"
 import { encodeId, isoSeconds } from "../Ids.js"
 import { sequence } from "../Prng.js"
 import { serviceSchema } from "../schema.js"
@@ -43,16 +43,13 @@ interface ChildState {
 export class Records {
   readonly collection: Collection
   private readonly edits = new Map<number, Record<string, unknown>>()
-  /**
-   * The sizes of every collection when each later batch of records was created (the first batch: the world's first
-   * sizes). A record's links are drawn against its batch's sizes, so they never move when other collections grow.
-   */
-  private readonly batches: Array<{ readonly from: number; readonly sizes: ReadonlyMap<string, number> }> = []
   private readonly childStates = new Map<number, ChildState>()
   private readonly hasCreated: boolean
   private readonly hasUpdated: boolean
   private readonly editable: ReadonlyArray<string>
   private editDraws = 0
+  /** Per batch of created records (from `start`), the sizes of the collections its links are drawn over. */
+  private readonly drawnOver: Array<{ readonly start: number; readonly sizes: ReadonlyMap<string, number> }> = []
   private drawn: ((ctx: { seed: number; index: number; createdMs: number; webBase: string }) => Record<string, unknown>) | undefined
   private own: ReadonlySet<string> | undefined
   private readonly drawnFor = new WeakMap<ReadonlySet<string>, (ctx: { seed: number; index: number; createdMs: number; webBase: string }) => Record<string, unknown>>()
@@ -93,23 +90,6 @@ export class Records {
     }
   }
 
-  /** The size of collection `name` when record `index` was created. */
-  private sizeAt(index: number, name: string): number {
-    const batches = this.batches
-    let sizes = this.world.firstSizes
-    if (batches.length > 0 && index >= batches[0]!.from) {
-      let lo = 0
-      let hi = batches.length - 1
-      while (lo < hi) {
-        const mid = (lo + hi + 1) >> 1
-        if (batches[mid]!.from <= index) lo = mid
-        else hi = mid - 1
-      }
-      sizes = batches[lo]!.sizes
-    }
-    return sizes?.get(name) ?? this.world.records(name).collection.size
-  }
-
   /** The index of the record a link field of record `index` names, or null. */
   linkIndex(field: string, index: number): number | null {
     const rule = this.def.links?.[field]
@@ -118,7 +98,7 @@ export class Records {
     if (typeof edited === "number" || edited === null) return edited as number | null
     return rule.pick(
       this.input(index),
-      (name) => this.sizeAt(index, name),
+      (name) => this.drawnSize(index, name),
       (collection, f, i) => (collection === "__self" ? this.linkIndex(f, i) : this.world.records(collection).linkIndex(f, i))
     )
   }
@@ -183,7 +163,7 @@ export class Records {
     const state = this.childState(index)
     const input = this.input(index)
     const products = this.world.records("products").collection
-    const productCount = this.sizeAt(index, "products")
+    const productCount = this.drawnSize(index, "products")
     const productId = (seed: number, key: number) => {
       if (productCount === 0 || (seed ^ key) % 10 < 3) return null
       return products.idOf(Math.abs(seed * 31 + key) % productCount)
@@ -219,12 +199,31 @@ export class Records {
 
   // ---- changes ------------------------------------------------------------------------------------------------
 
-  create(count: number, seed: number, nowMs: number): ReadonlyArray<number> {
-    const from = this.collection.size
+  /**
+   * Appends `count` records. Their links are drawn over the collections as they are now (`sizes`, default the world's
+   * sizes at this moment): records created later elsewhere never move an existing record's link or line item product,
+   * as they would not at the service.
+   */
+  create(count: number, seed: number, nowMs: number, sizes: ReadonlyMap<string, number> = this.world.sizes()): ReadonlyArray<number> {
     const indices = this.collection.append(count, seed, nowMs)
-    if (this.world.firstSizes !== undefined && indices.length > 0) this.batches.push({ from, sizes: this.world.sizes() })
+    if (indices.length > 0) this.drawnOver.push({ start: indices[0]!, sizes })
     return indices
   }
+
+  /** How many records of `collection` the links of record `index` are drawn over (its batch's sizes). */
+  drawnSize(index: number, collection: string): number {
+    const batches = this.drawnOver
+    if (batches.length === 0) return this.world.records(collection).collection.size
+    let lo = 0
+    let hi = batches.length - 1
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1
+      if (batches[mid]!.start <= index) lo = mid
+      else hi = mid - 1
+    }
+    return batches[lo]!.sizes.get(collection) ?? this.world.records(collection).collection.size
+  }
+
 
   /** Several fields drawn again (a text field and an enum, or what the type says), the update time moved to now. */
   edit(indices: ReadonlyArray<number>, editSeed: number | undefined, nowMs: number): void {
@@ -268,26 +267,32 @@ export class Records {
   }
 }
 
+/** A collection is served at the root field of its name: the schema must have it, listing its node type. */
+export const checkServed = (def: RecordDefinition): void => {
+  const field = serviceSchema().getQueryType()?.getFields()[def.name]
+  if (field === undefined) throw new Error(`emulator: collection ${def.name}: the schema subset has no root field \`${def.name}\` to serve it at`)
+  const listed = getNamedType(field.type).name
+  if (listed !== `${def.nodeType}Connection`) throw new Error(`emulator: collection ${def.name}: its root field lists ${listed}, not ${def.nodeType}Connection`)
+}
+
 export class World {
   private readonly byName = new Map<string, Records>()
 
   constructor(readonly options: WorldOptions) {
     const defs = new Map(defaultDefinitions.map((d) => [d.name, d]))
-    for (const d of options.definitions ?? []) defs.set(d.name, d)
-    for (const def of defs.values()) this.byName.set(def.name, new Records(def, this, (options.seed + saltOf(def.name)) >>> 0))
-    for (const records of this.byName.values()) {
-      const size = options.sizes?.[records.name] ?? records.def.size(options.jobs, options.seed)
-      records.create(size, records.seed, options.nowMs)
+    for (const d of options.definitions ?? []) {
+      checkServed(d)
+      defs.set(d.name, d)
     }
-    this.firstSizes = this.sizes()
+    for (const def of defs.values()) this.byName.set(def.name, new Records(def, this, (options.seed + saltOf(def.name)) >>> 0))
+    // the seeded records of every collection draw their links over every collection's seeded records
+    const seeded = new Map([...this.byName.values()].map((r) => [r.name, options.sizes?.[r.name] ?? r.def.size(options.jobs, options.seed)]))
+    for (const records of this.byName.values()) records.create(seeded.get(records.name)!, records.seed, options.nowMs, seeded)
   }
 
-  /** Every collection's size once the world was first made (undefined while it is being made). */
-  firstSizes: ReadonlyMap<string, number> | undefined
-
-  /** Every collection's size now (deleted records included: indices never move). */
+  /** The number of records of each collection (deleted ones included: indices never move). */
   sizes(): ReadonlyMap<string, number> {
-    return new Map([...this.byName].map(([name, records]) => [name, records.collection.size]))
+    return new Map([...this.byName.values()].map((r) => [r.name, r.collection.size]))
   }
 
   get names(): ReadonlyArray<string> {

@@ -1,0 +1,61 @@
+import { expect, it, layer } from "@effect/vitest"
+import { Cause, Effect, Exit } from "effect"
+import type { RecordDefinition } from "../../../src/emulator/data/RecordType.js"
+import { Emulator } from "../../../src/emulator/Emulator.js"
+import { definitions } from "../../../src/emulator/data/definitions.js"
+import { EmulatorTest, TestEmulator } from "../../support/emulator.js"
+
+layer(EmulatorTest({ jobs: 60 }))("generic collections", (it) => {
+  it.effect("records created in any collection move no link and no line item of the records already there", () =>
+    Effect.gen(function* () {
+      const { accounts, admin } = yield* TestEmulator
+      const accountId = accounts[0]!.accountId
+      const before = new Map<string, ReadonlyArray<Record<string, unknown>>>()
+      for (const d of definitions) before.set(d.name, yield* admin.listRecords(accountId, d.name))
+      let seed = 1
+      for (const d of definitions) yield* admin.createRecords(accountId, d.name, 5, ++seed)
+      for (const d of definitions) {
+        const after = new Map((yield* admin.listRecords(accountId, d.name)).map((r) => [String(r.id), r]))
+        expect(after.size, d.name).toBe(before.get(d.name)!.length + 5)
+        // links (a job's client, a visit's job...) and line items (their product) are drawn when a record is created
+        for (const record of before.get(d.name)!) expect(after.get(String(record.id)), `${d.name} ${record.id}`).toEqual(record)
+      }
+    })
+  )
+})
+
+/** Every client a lead with a name of its own: another data set at the `clients` root field. */
+const leads: RecordDefinition = {
+  name: "clients",
+  nodeType: "Client",
+  size: () => 7,
+  fields: (input) => ({ firstName: "Lead", lastName: String(input.index), name: `Lead ${input.index}`, isLead: true, companyName: null, isCompany: false })
+}
+
+it.effect("definitions replace the data set of a root field in every account", () =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const emulator = yield* Emulator.make({ definitions: [leads] })
+      const account = yield* emulator.admin.createAccount({ jobs: 30 })
+      const clients = yield* emulator.admin.listRecords(account.accountId, "clients")
+      expect(clients.map((c) => [c.name, c.isLead])).toEqual(Array.from({ length: 7 }, (_, i) => [`Lead ${i}`, true]))
+      // the other collections are the defaults, linked to these clients
+      const jobs = yield* emulator.admin.listRecords(account.accountId, "jobs")
+      expect(jobs).toHaveLength(30)
+      const ids = new Set(clients.map((c) => c.id))
+      for (const job of jobs) expect(ids.has((job.client as { id: string }).id)).toBe(true)
+    })
+  )
+)
+
+it.effect("a definition must be served at a root field of the schema that lists its node type", () =>
+  Effect.gen(function* () {
+    for (const [def, message] of [
+      [{ ...leads, name: "leads" }, "emulator: collection leads: the schema subset has no root field `leads` to serve it at"],
+      [{ ...leads, nodeType: "Job" }, "emulator: collection clients: its root field lists ClientConnection, not JobConnection"]
+    ] as const) {
+      const exit = yield* Effect.exit(Effect.scoped(Emulator.make({ definitions: [def] })))
+      expect(Exit.isFailure(exit) && Cause.pretty(exit.cause)).toContain(message)
+    }
+  })
+)
