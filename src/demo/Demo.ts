@@ -11,7 +11,9 @@ import { connectionsTable } from "../cli/status.js"
 import { renderSummary } from "../cli/summary.js"
 import { Emulator } from "../emulator/Emulator.js"
 import { authServer } from "../http/Server.js"
+import { allStreams } from "../sync/streams/index.js"
 import { SyncRunner } from "../sync/SyncRunner.js"
+import { compareStream } from "./exactness.js"
 
 export interface DemoOptions {
   /** Embedded data lives here (ignored with `databaseUrl`). */
@@ -65,6 +67,24 @@ const nextHop = (url: string) =>
  * routes (consent auto-approved), a backfill with progress, edits and deletions then an incremental sync, an
  * APP_DISCONNECT for one account, and the resulting status and warehouse rows.
  */
+/** The README's example queries over the warehouse (the demo prints their answers). */
+export const exampleQueries: ReadonlyArray<{ readonly title: string; readonly sql: string }> = [
+  {
+    title: "revenue per client: the five largest invoice totals by client",
+    sql: `SELECT c.name AS client, count(*) AS invoices, round(sum(i.amounts_total)::numeric, 2) AS revenue
+      FROM invoices i JOIN clients c ON c.account_id = i.account_id AND c.id = i.client_id
+      WHERE i.deleted_at IS NULL AND c.deleted_at IS NULL
+      GROUP BY c.name ORDER BY revenue DESC NULLS LAST LIMIT 5`
+  },
+  {
+    title: "open jobs per property: the five properties with the most active jobs",
+    sql: `SELECT p.id AS property, concat_ws(', ', p.address_street, p.address_city) AS address, count(*) AS open_jobs
+      FROM jobs j JOIN properties p ON p.account_id = j.account_id AND p.id = j.property_id
+      WHERE j.deleted_at IS NULL AND p.deleted_at IS NULL AND j.job_status IN ('active', 'today', 'upcoming', 'late', 'action_required')
+      GROUP BY p.id, address ORDER BY open_jobs DESC, property LIMIT 5`
+  }
+]
+
 export const runDemo = (options: DemoOptions) =>
   Effect.gen(function* () {
     const servePort = yield* freePort
@@ -145,16 +165,21 @@ export const runDemo = (options: DemoOptions) =>
       yield* Console.log(renderSummary(yield* runner.run({ mode: "backfill" })))
 
       const [first, second] = accounts
-      yield* step(`editing 40 and deleting 15 jobs of ${first!.name} in the service, then an incremental sync`)
+      yield* step(`changes in ${first!.name}: 40 jobs edited and 15 deleted, 10 invoices edited and 3 deleted, line items of 3 invoices changed, 5 clients edited, 2 visits deleted; then an incremental sync`)
       const edited = yield* admin.editJobs(first!.accountId, { count: 40, seed: 7 })
       const deleted = yield* admin.deleteJobs(first!.accountId, { count: 15, seed: 8 })
+      yield* admin.editRecords(first!.accountId, "invoices", { count: 10, seed: 9 })
+      yield* admin.deleteRecords(first!.accountId, "invoices", { count: 3, seed: 10 })
+      yield* admin.editLineItems(first!.accountId, "invoices", { count: 3, add: 1, remove: 1, edit: 1, seed: 11 })
+      yield* admin.editRecords(first!.accountId, "clients", { count: 5, seed: 12 })
+      yield* admin.deleteRecords(first!.accountId, "visits", { count: 2, seed: 13 })
       yield* Console.log(renderSummary(yield* runner.run({ mode: "sync" })))
       const landedEdits = yield* sql<{ n: string }>`
         SELECT count(*) AS n FROM jobs j WHERE j.account_id = ${first!.accountId} AND j.id IN ${sql.in(edited.ids)}
         AND j.title IS NOT DISTINCT FROM (j.raw->>'title')`
       yield* Console.log(`${landedEdits[0]?.n ?? 0} of ${edited.ids.length} edited jobs landed by the incremental pass`)
       yield* Console.log(
-        `${deleted.ids.length} deletions are invisible to an incremental pass; a full pass (daily by default) marks them: running one now`
+        `${deleted.ids.length} job deletions (and the invoices' and visits') are invisible to an incremental pass; a full pass (daily by default) marks them: running one now`
       )
       yield* Console.log(renderSummary(yield* runner.run({ mode: "backfill", accounts: [first!.accountId], restart: true })))
 
@@ -171,33 +196,35 @@ export const runDemo = (options: DemoOptions) =>
       yield* step("account-sync status")
       yield* Console.log(connectionsTable(yield* connections.list()))
 
-      yield* step("the warehouse")
-      const counts = yield* sql<{ account_id: string; live: string; deleted: string }>`
-        SELECT account_id, count(*) FILTER (WHERE deleted_at IS NULL) AS live, count(*) FILTER (WHERE deleted_at IS NOT NULL) AS deleted
-        FROM jobs GROUP BY account_id ORDER BY account_id`
-      for (const c of counts) yield* Console.log(`${c.account_id}: ${c.live} live jobs, ${c.deleted} marked deleted`)
-      const sample = yield* sql<{ account_id: string; job_number: number; title: string | null; job_status: string; updated_at: Date }>`
-        SELECT account_id, job_number, title, job_status, updated_at FROM jobs
-        WHERE deleted_at IS NULL ORDER BY updated_at DESC, job_number LIMIT 5`
-      for (const r of sample) {
-        yield* Console.log(`${r.account_id}  #${r.job_number}  ${r.job_status.padEnd(18)} ${r.updated_at.toISOString()}  ${r.title ?? ""}`)
+      yield* step("the warehouse: every stream")
+      for (const stream of allStreams) {
+        const rows = yield* sql<{ live: string; deleted: string }>`
+          SELECT count(*) FILTER (WHERE deleted_at IS NULL) AS live, count(*) FILTER (WHERE deleted_at IS NOT NULL) AS deleted FROM ${sql(stream.table)}`
+        const children = yield* Effect.forEach(stream.children, (c) =>
+          Effect.map(sql<{ n: string }>`SELECT count(*) AS n FROM ${sql(c.table)} WHERE deleted_at IS NULL`, (r) => `${r[0]?.n ?? 0} ${c.table}`)
+        )
+        yield* Console.log(`${stream.table.padEnd(11)} ${String(rows[0]?.live ?? 0).padStart(6)} live, ${String(rows[0]?.deleted ?? 0).padStart(4)} deleted${children.length > 0 ? `; ${children.join(", ")}` : ""}`)
       }
-      yield* step("check: the warehouse holds exactly what the service holds")
+      yield* step("joins over the warehouse (the README's example queries)")
+      for (const query of exampleQueries) {
+        yield* Console.log(`\n${query.title}:\n  ${query.sql.replace(/\s+/g, " ").trim()}`)
+        const rows = yield* sql.unsafe<Record<string, unknown>>(query.sql)
+        for (const r of rows) yield* Console.log(`  ${Object.values(r).map((v) => (v instanceof Date ? v.toISOString() : String(v))).join("  |  ")}`)
+      }
+      yield* step("check: the warehouse holds exactly what the service holds, stream by stream")
       const checks = yield* Effect.forEach(accounts, (account) =>
         Effect.gen(function* () {
-          const service = yield* admin.listJobs(account.accountId)
-          const warehouse = yield* sql<{ id: string; title: string | null; updated_at: Date }>`
-            SELECT id, title, updated_at FROM jobs WHERE account_id = ${account.accountId} AND deleted_at IS NULL`
-          const landed = new Map(warehouse.map((r) => [r.id, r]))
-          const matches =
-            landed.size === service.length &&
-            service.every((job) => {
-              const row = landed.get(job.id)
-              return row !== undefined && row.title === job.title && row.updated_at.getTime() === Date.parse(job.updatedAt)
-            })
+          const streams = yield* Effect.forEach(allStreams, (stream) => compareStream(admin, stream, account.accountId))
+          const bad = streams.filter((c) => c.missing + c.mismatched + c.wronglyDeleted + c.stillLive + c.nestedMismatched > 0)
+          const matches = bad.length === 0
+          const jobs = streams.find((c) => c.stream === "jobs")!
           const status = Option.match(yield* connections.get(account.accountId), { onNone: () => "none", onSome: (c) => c.status })
-          yield* Console.log(`${account.name}: ${matches ? "exact" : "MISMATCH"} (${service.length} jobs in the service, ${landed.size} live in the warehouse; connection ${status})`)
-          return { accountId: account.accountId, name: account.name, status, serviceJobs: service.length, warehouseJobs: landed.size, matches }
+          const rows = streams.reduce((n, c) => n + c.serviceRows, 0)
+          yield* Console.log(
+            `${account.name}: ${matches ? "exact" : "MISMATCH"} (${rows} records of ${streams.length} streams compared column by column, line items and custom fields per record; connection ${status})` +
+              bad.map((c) => `\n  ${c.stream}: missing ${c.missing}, differing ${c.mismatched}, wrongly deleted ${c.wronglyDeleted}, still live ${c.stillLive}, line items or custom fields ${c.nestedMismatched}; ${c.examples.join("; ")}`).join("")
+          )
+          return { accountId: account.accountId, name: account.name, status, serviceJobs: jobs.serviceRows, warehouseJobs: jobs.serviceRows - jobs.missing, matches, streams }
         })
       )
       yield* Console.log(

@@ -7,7 +7,7 @@ const dataDir = Options.text("data-dir").pipe(
   Options.withDefault("./.data/demo"),
   Options.withDescription("Where the embedded Postgres keeps the demo's data (ignored when DATABASE_URL is set).")
 )
-const jobs = Options.integer("jobs").pipe(Options.withDefault(3000), Options.withDescription("Jobs per emulated account."))
+const jobs = Options.integer("jobs").pipe(Options.withDefault(500), Options.withDescription("Jobs per emulated account (its other collections scale with it)."))
 
 export const demoCommand = Command.make("demo", { dataDir, jobs }, (options) =>
   Effect.gen(function* () {

@@ -1,8 +1,8 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import type { EmulatorAdmin } from "../../src/emulator/EmulatorAdmin.js"
-import { sanitizeJson, sanitizeText } from "../../src/sync/landing/sanitize.js"
-import type { AnyStream, Column } from "../../src/sync/streams/Stream.js"
+import type { EmulatorAdmin } from "../emulator/EmulatorAdmin.js"
+import { sanitizeJson, sanitizeText } from "../sync/landing/sanitize.js"
+import type { AnyStream, Column } from "../sync/streams/Stream.js"
 
 /**
  * Any stream of an account against the emulator's own listing (`listRecords`): every mapped column of every live
