@@ -58,8 +58,11 @@ const openPool = (
           connectionTimeoutMillis: 10_000,
           idleTimeoutMillis: 30_000,
           // every connection of the pool sees our schema and only it (real Postgres honours startup options):
-          // with `public` behind it, a `public.schema_migrations` of another tool would pass for ours
-          options: `-c search_path=${schema}`
+          // with `public` behind it, a `public.schema_migrations` of another tool would pass for ours.
+          // No JIT: a page statement of a stream with line items and custom fields is estimated costly enough (row
+          // counts of jsonb_array_elements guessed at 100 a parent) that Postgres compiled it for every page, 1-3 s
+          // of LLVM per page of jobs for a statement that runs in tens of milliseconds
+          options: `-c search_path=${schema} -c jit=off`
         })
         pool.on("error", () => {})
         pool.on("connect", onConnect)

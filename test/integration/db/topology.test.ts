@@ -1,3 +1,4 @@
+import { SqlClient } from "@effect/sql"
 import { expect, it } from "@effect/vitest"
 import { Effect, Layer, Option, Redacted } from "effect"
 import { DatabaseTopology, makeDatabaseLayer } from "../../../src/db/Database.js"
@@ -24,5 +25,18 @@ it.scoped("the embedded Postgres is one session, started here or reached through
 it.scoped.skipIf(process.env.TEST_DATABASE_URL === undefined)("a real Postgres has sessions of its own; page statements are kept prepared", () =>
   Effect.gen(function* () {
     expect(yield* topologyOf(Option.some(process.env.TEST_DATABASE_URL!))).toEqual({ singleSession: false, prepares: true })
+  })
+)
+
+// A page statement is estimated costly (jsonb_array_elements is guessed at 100 rows a parent): with JIT on, Postgres
+// compiled the whole-account page statements on every page, 1-3 s each once the tables had a few thousand rows
+it.scoped.skipIf(process.env.TEST_DATABASE_URL === undefined)("the program's sessions run without JIT compilation", () =>
+  Effect.gen(function* () {
+    const context = yield* Layer.build(makeDatabaseLayer({ url: Option.some(Redacted.make(process.env.TEST_DATABASE_URL!)), dataDir: "memory", schema: freshSchemaName() }))
+    const sql = Effect.runSync(Effect.provide(SqlClient.SqlClient, context))
+    for (let i = 0; i < 3; i++) {
+      const [row] = yield* sql<{ jit: string }>`SHOW jit`
+      expect(row!.jit).toBe("off")
+    }
   })
 )
