@@ -18,6 +18,7 @@ export type Env = Readonly<Record<string, string>>
 export const settingsFor = (emulator: EmulatorProcess): Env => ({
   SERVICE_BASE_URL: emulator.baseUrl,
   SERVICE_CLIENT_ID: emulator.clientId,
+  SERVICE_APP_ID: emulator.appId,
   SERVICE_CLIENT_SECRET: emulator.clientSecret,
   SERVICE_REDIRECT_URI: emulator.redirectUri,
   SERVICE_GRAPHQL_VERSION: "2025-01-20",

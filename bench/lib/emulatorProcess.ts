@@ -13,6 +13,8 @@ export interface EmulatorProcess {
   readonly baseUrl: string
   readonly admin: EmulatorAdmin
   readonly clientId: string
+  /** The app's id, which its webhooks carry as `appId`. */
+  readonly appId: string
   readonly clientSecret: string
   readonly redirectUri: string
   readonly pid: number
@@ -46,16 +48,17 @@ export const startEmulatorProcess = (options: EmulatorProcessOptions = {}): Effe
       Effect.sync(() => spawn(process.execPath, args, { env: { ...process.env, LOG_LEVEL: "WARN" }, stdio: ["ignore", "pipe", "pipe"] })),
       (child) => stopChild(child)
     )
-    const baseUrl = yield* Effect.async<string, BenchError>((resume) => {
+    const started = yield* Effect.async<{ baseUrl: string; appId: string }, BenchError>((resume) => {
       let out = ""
       let err = ""
       const onOut = (chunk: Buffer) => {
         out += chunk.toString()
         const m = /serving (http:\/\/[^\s]+)/.exec(out)
-        if (m) {
+        const app = /app: id ([^\s,]+)/.exec(out)
+        if (m && app) {
           child.stdout!.off("data", onOut)
           child.stdout!.resume()
-          resume(Effect.succeed(m[1]!))
+          resume(Effect.succeed({ baseUrl: m[1]!, appId: app[1]! }))
         }
       }
       child.stdout!.on("data", onOut)
@@ -67,7 +70,8 @@ export const startEmulatorProcess = (options: EmulatorProcessOptions = {}): Effe
         onTimeout: () => new BenchError({ step: "emulator start", reason: "no 'serving <url>' line within 60 s" })
       })
     )
-    return { baseUrl, admin: EmulatorAdminClient.make(baseUrl), clientId, clientSecret, redirectUri, pid: child.pid ?? -1 }
+    const { baseUrl, appId } = started
+    return { baseUrl, admin: EmulatorAdminClient.make(baseUrl), clientId, appId, clientSecret, redirectUri, pid: child.pid ?? -1 }
   })
 
 /** SIGTERM, then SIGKILL after 5 s. */

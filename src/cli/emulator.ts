@@ -39,16 +39,14 @@ export const emulatorCommand = Command.make(
           limits: {
             ...Option.match(o.maxPoints, { onNone: () => ({}), onSome: (maxPoints) => ({ maxPoints }) }),
             ...Option.match(o.restoreRate, { onNone: () => ({}), onSome: (restoreRate) => ({ restoreRate }) })
-          },
-          apps: [
-            {
-              clientId: o.clientId,
-              clientSecret: secret,
-              redirectUri: o.redirectUri,
-              rotation: o.rotation,
-              ...Option.match(o.webhookUrl, { onNone: () => ({}), onSome: (webhookUrl) => ({ webhookUrl }) })
-            }
-          ]
+          }
+        })
+        const { appId } = yield* emulator.admin.createApp({
+          clientId: o.clientId,
+          clientSecret: secret,
+          redirectUri: o.redirectUri,
+          rotation: o.rotation,
+          ...Option.match(o.webhookUrl, { onNone: () => ({}), onSome: (webhookUrl) => ({ webhookUrl }) })
         })
         const created = []
         for (let i = 0; i < o.accounts; i++) {
@@ -57,7 +55,7 @@ export const emulatorCommand = Command.make(
         const lines = [
           `account-sync emulator serving ${emulator.baseUrl}`,
           `  authorize: ${emulator.baseUrl}/api/oauth/authorize   token: ${emulator.baseUrl}/api/oauth/token   graphql: ${emulator.baseUrl}/api/graphql`,
-          `  app: client id ${o.clientId}, client secret ${Option.isNone(o.clientSecret) ? `${DEFAULT_SECRET} (default)` : "(as given)"}, redirect URI ${o.redirectUri}`,
+          `  app: id ${appId}, client id ${o.clientId}, client secret ${Option.isNone(o.clientSecret) ? `${DEFAULT_SECRET} (default)` : "(as given)"}, redirect URI ${o.redirectUri}`,
           `       rotation ${o.rotation ? "on" : "off"}, approval ${o.autoApprove ? "auto (login_hint=<account id or admin email> picks the account)" : "manual (login + consent page)"}` +
             Option.match(o.webhookUrl, { onNone: () => "", onSome: (u) => `, webhook ${u}` }),
           `  admin API: ${o.admin ? `POST ${emulator.baseUrl}/__admin/<operation>` : "off (start with --admin)"}`,
