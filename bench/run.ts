@@ -1,13 +1,15 @@
 /**
- * `npm run bench [-- --quick] [-- --only budget,landing,memory,accounts,exactness] [-- --out file]`
+ * `npm run bench [-- --quick] [-- --only budget,landing,memory,accounts,exactness,wholeAccount] [-- --out file]`
  *   sizes: --landing-jobs N --budget-jobs N --budget-max-points P --floor S --memory-jobs N,M --concurrency a,b,c --exactness-jobs N
- * Prints a table and writes bench/results.json. See bench/README.md for the method.
+ *          --whole-account-jobs N --whole-account-max-points P --whole-account-floor S
+ * Prints a table and writes bench/results.json (with --only: into the existing file, replacing only what ran). See
+ * bench/README.md for the method.
  */
 import { NodeRuntime } from "@effect/platform-node"
 import { Effect } from "effect"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
-import { type BenchOptions, defaultOptions, quickOptions, runBench, writeResults } from "./lib/bench.js"
+import { type BenchOptions, defaultOptions, mergeResults, quickOptions, readResults, runBench, writeResults } from "./lib/bench.js"
 import { renderResults } from "./lib/report.js"
 
 const args = process.argv.slice(2)
@@ -26,14 +28,17 @@ const options: BenchOptions = {
   ...(flag("budget-max-points") ? { budgetMaxPoints: Number(flag("budget-max-points")) } : {}),
   ...(flag("floor") ? { floorSec: Number(flag("floor")) } : {}),
   ...(flag("concurrency") ? { concurrencies: flag("concurrency")!.split(",").map(Number) } : {}),
-  ...(flag("exactness-jobs") ? { exactnessJobs: Number(flag("exactness-jobs")) } : {})
+  ...(flag("exactness-jobs") ? { exactnessJobs: Number(flag("exactness-jobs")) } : {}),
+  ...(flag("whole-account-jobs") ? { wholeAccountJobs: Number(flag("whole-account-jobs")) } : {}),
+  ...(flag("whole-account-max-points") ? { wholeAccountMaxPoints: Number(flag("whole-account-max-points")) } : {}),
+  ...(flag("whole-account-floor") ? { wholeAccountFloorSec: Number(flag("whole-account-floor")) } : {})
 }
 const out = flag("out") ?? path.resolve(path.dirname(fileURLToPath(import.meta.url)), "results.json")
 
 NodeRuntime.runMain(
   Effect.gen(function* () {
     const results = yield* runBench(options, `npm run bench${args.length > 0 ? ` -- ${args.join(" ")}` : ""}`)
-    yield* writeResults(results, out)
+    yield* writeResults(only ? mergeResults(readResults(out), results, only) : results, out)
     process.stdout.write(`\n${renderResults(results)}\nwritten to ${out}\n`)
   }),
   { disableErrorReporting: false }

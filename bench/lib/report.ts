@@ -1,4 +1,4 @@
-import type { AccountsRun, BudgetResult, ExactnessResult, LandingResult, MemoryRun } from "./benchmarks.js"
+import type { AccountsRun, BudgetResult, ExactnessResult, LandingResult, MemoryRun, WholeAccountResult } from "./benchmarks.js"
 import type { MachineInfo } from "./machine.js"
 
 export interface BenchResults {
@@ -16,7 +16,13 @@ export interface BenchResults {
   }
   readonly accounts?: ReadonlyArray<AccountsRun>
   readonly exactness?: ExactnessResult & { readonly goal: { readonly overheadRatio: number } }
+  readonly wholeAccount?: WholeAccountResult & { readonly goal: { readonly efficiency: number; readonly throttled: number } }
   readonly totalSeconds: number
+  /**
+   * Benchmarks run since the full run the rest describes (`--only`): which, when, by what command; the other
+   * figures are the full run's.
+   */
+  readonly partialRuns?: ReadonlyArray<{ readonly only: ReadonlyArray<string>; readonly takenAt: string; readonly command: string; readonly machine: string }>
 }
 
 const f = (n: number | undefined, digits = 2) => (n === undefined ? "-" : n.toFixed(digits))
@@ -65,6 +71,19 @@ export const renderResults = (r: BenchResults): string => {
     const e = r.exactness
     rows.push(["exactness", `full pass overhead (${int(e.overheadPoints)} of ${int(e.plainPoints)} pts, ${int(e.jobs)} jobs)`, `${f(100 * e.overheadRatio, 2)}%`, "< 5%", mark(e.overheadRatio < 0.05)])
     rows.push(["exactness", "first backfill overhead", `${f(100 * e.backfill.overheadRatio, 2)}%`, "", ""])
+  }
+  if (r.wholeAccount) {
+    const w = r.wholeAccount
+    rows.push(["wholeAccount", `efficiency (floor ${f(w.floorSec, 1)} s / ${f(w.seconds, 1)} s)`, f(w.efficiency, 3), ">= 0.97", mark(w.efficiency >= 0.97)])
+    rows.push(["wholeAccount", "throttled answers", String(w.throttled), "0", mark(w.throttled === 0)])
+    rows.push([
+      "wholeAccount",
+      `(${int(w.jobs)} jobs, ${int(w.rows)} rows of ${w.streams.length} streams, ${int(w.points)} pts, bucket ${int(w.maxPoints)} pts, restore ${int(w.restoreRate)} pts/s, unthrottled ${f(w.unthrottledSec, 1)} s)`,
+      "",
+      "",
+      ""
+    ])
+    rows.push(["wholeAccount", "points per row", Object.entries(w.pointsPerRow).map(([s, n]) => `${s} ${f(n, 0)}`).join(", "), "", ""])
   }
   return `${table(rows)}\n\nmachine: ${r.machine}\ntaken at ${r.takenAt} in ${f(r.totalSeconds, 0)} s`
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { quickOptions, runBench } from "../../../bench/lib/bench.js"
+import { allStreams } from "../../../src/sync/streams/index.js"
 
 // The benchmarks at toy sizes: the same code paths as `npm run bench` (emulator child, real OAuth, real Postgres,
 // a child `backfill` under /usr/bin/time), asserting what must hold at any size, not timings.
@@ -10,7 +11,7 @@ describe("npm run bench (smoke)", () => {
     () =>
       Effect.gen(function* () {
         const r = yield* runBench(
-          { ...quickOptions, budgetJobs: 2_000, floorSec: 2, landingJobs: 2_000, memoryJobs: [500], accounts: 4, jobsPerAccount: 200, concurrencies: [4], exactnessJobs: 1_000 },
+          { ...quickOptions, only: ["landing", "budget", "memory", "accounts", "exactness"], budgetJobs: 2_000, floorSec: 2, landingJobs: 2_000, memoryJobs: [500], accounts: 4, jobsPerAccount: 200, concurrencies: [4], exactnessJobs: 1_000 },
           "smoke"
         )
         expect(r.machine).toMatch(/cores/)
@@ -50,5 +51,28 @@ describe("npm run bench (smoke)", () => {
         expect(e.overheadRatio).toBeLessThan(0.05)
       }),
     240_000
+  )
+
+  it.live(
+    "wholeAccount: every stream of one account, unthrottled then against a binding bucket, never throttled",
+    () =>
+      Effect.gen(function* () {
+        const r = yield* runBench({ ...quickOptions, only: ["wholeAccount"] }, "smoke")
+        const w = r.wholeAccount!
+        expect(w.streams).toEqual(allStreams.map((s) => s.name))
+        expect(w.throttled).toBe(0)
+        // nobody beats the bucket
+        expect(w.efficiency).toBeGreaterThan(0)
+        expect(w.efficiency).toBeLessThanOrEqual(1.02)
+        expect(w.efficiency).toBeCloseTo(w.floorSec / w.seconds, 6)
+        expect(w.floorSec).toBeCloseTo((w.points - w.maxPoints) / w.restoreRate, 6)
+        // the bucket binds: the floor is longer than the engine alone takes
+        expect(w.floorSec).toBeGreaterThan(w.unthrottledSec)
+        // a page asks for a full inner page of line items a parent: more than it is charged
+        expect(w.requestedPoints).toBeGreaterThan(w.points)
+        for (const stream of w.streams) expect(w.pointsPerRow[stream], stream).toBeGreaterThan(0)
+        expect(r.landing).toBeUndefined()
+      }),
+    120_000
   )
 })
