@@ -1,9 +1,10 @@
 /**
- * `npm run bench [-- --quick] [-- --only budget,landing,memory,accounts,exactness,freshness] [-- --out file]`
+ * `npm run bench [-- --quick] [-- --only budget,landing,memory,accounts,exactness,freshness,wholeAccount] [-- --out file]`
  *   sizes: --landing-jobs N --budget-jobs N --budget-max-points P --floor S --memory-jobs N,M --concurrency a,b,c --exactness-jobs N
  *          --freshness-accounts N --freshness-seconds S --edits-per-second R --burst-per-second R
- * Writes over the figures of the benchmarks it ran; the others' stay as they were in the file.
- * Prints a table and writes bench/results.json. See bench/README.md for the method.
+ *          --whole-account-jobs N --whole-account-max-points P --whole-account-floor S
+ * Prints a table and writes bench/results.json (with --only: into the existing file, replacing only what ran). See
+ * bench/README.md for the method.
  */
 import { NodeRuntime } from "@effect/platform-node"
 import { Effect } from "effect"
@@ -35,7 +36,10 @@ const options: BenchOptions = {
     ...(flag("freshness-seconds") ? { seconds: Number(flag("freshness-seconds")) } : {}),
     ...(flag("edits-per-second") ? { editsPerSecond: Number(flag("edits-per-second")) } : {}),
     ...(flag("burst-per-second") ? { burstPerSecond: Number(flag("burst-per-second")) } : {})
-  }
+  },
+  ...(flag("whole-account-jobs") ? { wholeAccountJobs: Number(flag("whole-account-jobs")) } : {}),
+  ...(flag("whole-account-max-points") ? { wholeAccountMaxPoints: Number(flag("whole-account-max-points")) } : {}),
+  ...(flag("whole-account-floor") ? { wholeAccountFloorSec: Number(flag("whole-account-floor")) } : {})
 }
 const out = flag("out") ?? path.resolve(path.dirname(fileURLToPath(import.meta.url)), "results.json")
 

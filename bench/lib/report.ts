@@ -1,4 +1,4 @@
-import type { AccountsRun, BudgetResult, ExactnessResult, LandingResult, MemoryRun } from "./benchmarks.js"
+import type { AccountsRun, BudgetResult, ExactnessResult, LandingResult, MemoryRun, WholeAccountResult } from "./benchmarks.js"
 import type { FreshnessResult } from "./freshness.js"
 import type { MachineInfo } from "./machine.js"
 
@@ -18,7 +18,12 @@ export interface BenchResults {
   readonly accounts?: ReadonlyArray<AccountsRun>
   readonly exactness?: ExactnessResult & { readonly goal: { readonly overheadRatio: number } }
   readonly freshness?: FreshnessResult & { readonly goal: { readonly p99Seconds: number; readonly ratioToNodeCost: number; readonly webhookAnswerP99Ms: number } }
+  readonly wholeAccount?: WholeAccountResult & { readonly goal: { readonly efficiency: number; readonly throttled: number } }
   readonly totalSeconds: number
+  /**
+   * Benchmarks run since the full run the rest describes (`--only`): which, when, by what command; the other
+   * figures are the full run's.
+   */
 }
 
 const f = (n: number | undefined, digits = 2) => (n === undefined ? "-" : n.toFixed(digits))
@@ -77,6 +82,19 @@ export const renderResults = (r: BenchResults): string => {
     rows.push(["freshness", `polling every ${p.everyMinutes} min: lag p50 / p99 (run ${f(p.runSeconds, 1)} s)`, `${f(p.p50Seconds, 0)} / ${f(p.p99Seconds, 0)} s`, "", ""])
     rows.push(["freshness", "polling: points per changed row", `${f(p.pointsPerChangedRow, 1)} (${f(p.pointsPerChangedRow / x.nodeCost)}x)`, "", ""])
     rows.push(["freshness", `webhook answer p99 at the sender (${int(x.burst.deliveries)} at ${int(x.burst.perSecond)}/s; steady ${f(x.webhookAnswerP99MsSteady, 1)} ms)`, `${f(x.webhookAnswerP99Ms, 1)} ms`, "< 100 ms", mark(x.webhookAnswerP99Ms < 100)])
+  }
+  if (r.wholeAccount) {
+    const w = r.wholeAccount
+    rows.push(["wholeAccount", `efficiency (floor ${f(w.floorSec, 1)} s / ${f(w.seconds, 1)} s)`, f(w.efficiency, 3), ">= 0.97", mark(w.efficiency >= 0.97)])
+    rows.push(["wholeAccount", "throttled answers", String(w.throttled), "0", mark(w.throttled === 0)])
+    rows.push([
+      "wholeAccount",
+      `(${int(w.jobs)} jobs, ${int(w.rows)} rows of ${w.streams.length} streams, ${int(w.points)} pts, bucket ${int(w.maxPoints)} pts, restore ${int(w.restoreRate)} pts/s, unthrottled ${f(w.unthrottledSec, 1)} s)`,
+      "",
+      "",
+      ""
+    ])
+    rows.push(["wholeAccount", "points per row", Object.entries(w.pointsPerRow).map(([s, n]) => `${s} ${f(n, 0)}`).join(", "), "", ""])
   }
   return `${table(rows)}\n\nmachine: ${r.machine}\ntaken at ${r.takenAt} in ${f(r.totalSeconds, 0)} s`
 }
