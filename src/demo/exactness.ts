@@ -28,28 +28,32 @@ const valueAt = (record: Record<string, unknown>, path: ReadonlyArray<string>): 
   return v
 }
 
-const expected = (column: Column, record: Record<string, unknown>): unknown => {
+/** What a column must hold for this record as the service lists it (timestamps as epoch ms, text made storable). */
+export const expectedColumnValue = (column: Column, record: Record<string, unknown>): unknown => {
   if (!column.selected) return null
   const v = valueAt(record, column.path)
   if (v === null || v === undefined) return null
   if (column.type === "timestamptz") return Date.parse(v as string)
-  if (column.type === "jsonb") return JSON.stringify(sanitizeJson(v))
+  if (column.type === "jsonb") return sanitizeJson(v)
   return typeof v === "string" ? sanitizeText(v) : v
 }
 
-const stored = (column: Column, row: Record<string, unknown>): unknown => {
+/** A column's value as read from Postgres, in the form of `expectedColumnValue`. */
+export const storedColumnValue = (column: Column, row: Record<string, unknown>): unknown => {
   const v = row[column.column]
-  if (v instanceof Date) return v.getTime()
-  if (column.type === "jsonb" && v !== null && v !== undefined) return JSON.stringify(v)
-  return v
+  return v instanceof Date ? v.getTime() : v
 }
 
+/** JSON with object keys sorted at every level (jsonb does not keep the service's key order). */
+const canonical = (v: unknown): string =>
+  v === null || typeof v !== "object"
+    ? JSON.stringify(v)
+    : Array.isArray(v)
+      ? `[${v.map(canonical).join(",")}]`
+      : `{${Object.keys(v as object).sort().map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`).join(",")}}`
+
 const differs = (columns: ReadonlyArray<Column>, row: Record<string, unknown>, record: Record<string, unknown>) =>
-  columns.find((c) => {
-    const a = stored(c, row)
-    const b = expected(c, record)
-    return !(a === b || (typeof a === "number" && typeof b === "number" && Math.abs(a - b) < 1e-9))
-  })
+  columns.find((c) => canonical(storedColumnValue(c, row)) !== canonical(expectedColumnValue(c, record)))
 
 const sameSet = (a: ReadonlyArray<string>, b: ReadonlyArray<string>) => a.length === b.length && [...a].sort().join("\n") === [...b].sort().join("\n")
 

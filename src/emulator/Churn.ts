@@ -1,4 +1,5 @@
 import type { Change } from "./data/World.js"
+import type { ChurnOptions } from "./EmulatorAdmin.js"
 import { AdminRejected } from "./errors.js"
 import { sequence } from "./Prng.js"
 import type { RecordChanges } from "./RecordChanges.js"
@@ -12,16 +13,8 @@ import type { VirtualClock } from "./VirtualClock.js"
  * are churned. Every change is logged for the test that checks the warehouse after.
  */
 
-export interface ChurnSpec {
-  readonly creates?: number
-  readonly edits?: number
-  readonly deletes?: number
-  /** Root field names of the churned collections (default: jobs). */
-  readonly collections?: ReadonlyArray<string>
-  /** Queries of each collection churned (default: every one). */
-  readonly queries?: number
-  readonly seed?: number
-}
+/** What churns, as the admin API's `setChurn` takes it (without the account and `stop`). */
+export type ChurnSpec = Omit<ChurnOptions, "accountId" | "stop">
 
 interface Active {
   readonly spec: ChurnSpec

@@ -1,6 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { expect } from "@effect/vitest"
 import { Effect } from "effect"
+import { expectedColumnValue, storedColumnValue } from "../../src/demo/exactness.js"
 import { sanitizeJson, sanitizeText } from "../../src/sync/landing/sanitize.js"
 import type { AnyStream, Column } from "../../src/sync/streams/Stream.js"
 import { TestEmulator } from "./emulator.js"
@@ -14,33 +15,12 @@ import { TestEmulator } from "./emulator.js"
  * the record and the column.
  */
 
-const valueAt = (record: Record<string, unknown>, path: ReadonlyArray<string>): unknown => {
-  let v: unknown = record
-  for (const part of path) v = v === null || v === undefined ? undefined : (v as Record<string, unknown>)[part]
-  return v
-}
-
-const expectedValue = (column: Column, record: Record<string, unknown>): unknown => {
-  if (!column.selected) return null
-  const v = valueAt(record, column.path)
-  if (v === null || v === undefined) return null
-  if (column.type === "timestamptz") return Date.parse(v as string)
-  if (column.type === "jsonb") return sanitizeJson(v)
-  if (typeof v === "string") return sanitizeText(v)
-  return v
-}
-
-const storedValue = (column: Column, row: Record<string, unknown>): unknown => {
-  const v = row[column.column]
-  return v instanceof Date ? v.getTime() : v
-}
-
 const compareColumns = (where: string, columns: ReadonlyArray<Column>, stored: Record<string, unknown>, expected: Record<string, unknown>) => {
   const got: Record<string, unknown> = {}
   const want: Record<string, unknown> = {}
   for (const c of columns) {
-    got[c.column] = storedValue(c, stored)
-    want[c.column] = expectedValue(c, expected)
+    got[c.column] = storedColumnValue(c, stored)
+    want[c.column] = expectedColumnValue(c, expected)
   }
   if (JSON.stringify(got) !== JSON.stringify(want)) expect(got, where).toEqual(want)
 }
