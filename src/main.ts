@@ -10,6 +10,7 @@ import { LoggingLive } from "./observability/logging.js"
 import { TracingLive } from "./observability/tracing.js"
 import { makeRoot } from "./cli/root.js"
 import { demoCommand } from "./demo/command.js"
+import { isConsumerWorker, runConsumerWorker } from "./cli/consumerWorker.js"
 
 loadDotenv({ quiet: true })
 
@@ -20,49 +21,55 @@ loadDotenv({ quiet: true })
 // here takes effect (limits such as --max-old-space-size are fixed when the heap is set up and cannot be set here).
 v8.setFlagsFromString("--heap-growing-percent=30")
 
-const cli = Command.run(makeRoot({ demo: demoCommand }), { name: "account-sync", version: "0.1.0" })
+// serve's event consumer runs this same bundle in a worker thread (see cli/consumerThread.ts)
+if (isConsumerWorker()) runConsumerWorker()
+else runCli()
 
-let signal: "SIGINT" | "SIGTERM" | undefined
-process.once("SIGINT", () => (signal ??= "SIGINT"))
-process.once("SIGTERM", () => (signal ??= "SIGTERM"))
+function runCli(): void {
+  const cli = Command.run(makeRoot({ demo: demoCommand }), { name: "account-sync", version: "0.1.0" })
 
-/** One line for an expected failure: its message (for a database error, also what the database said). */
-const describeFailure = (error: unknown): string => {
-  if (error instanceof SqlError.SqlError) return `database error: ${error.message}${error.cause instanceof Error ? `: ${error.cause.message}` : ""}`
-  if (error instanceof Error && error.message.length > 0) return error.message
-  return Predicate.hasProperty(error, "_tag") ? String(error._tag) : String(error)
-}
+  let signal: "SIGINT" | "SIGTERM" | undefined
+  process.once("SIGINT", () => (signal ??= "SIGINT"))
+  process.once("SIGTERM", () => (signal ??= "SIGTERM"))
 
-/** Turns how the program ended into an exit code, printing one clear line for expected failures. */
-const exitCodeOf = (exit: Exit.Exit<unknown, unknown>): number => {
-  if (Exit.isSuccess(exit)) return ExitCodes.ok
-  if (Cause.isInterruptedOnly(exit.cause)) return signal === "SIGTERM" ? ExitCodes.sigterm : ExitCodes.sigint
-  const failure = Cause.failureOption(exit.cause)
-  if (Option.isSome(failure)) {
-    const error = failure.value
-    if (error instanceof ExitWith) {
-      if (error.message) process.stderr.write(`${error.message}\n`)
-      return error.code
+  /** One line for an expected failure: its message (for a database error, also what the database said). */
+  const describeFailure = (error: unknown): string => {
+    if (error instanceof SqlError.SqlError) return `database error: ${error.message}${error.cause instanceof Error ? `: ${error.cause.message}` : ""}`
+    if (error instanceof Error && error.message.length > 0) return error.message
+    return Predicate.hasProperty(error, "_tag") ? String(error._tag) : String(error)
+  }
+
+  /** Turns how the program ended into an exit code, printing one clear line for expected failures. */
+  const exitCodeOf = (exit: Exit.Exit<unknown, unknown>): number => {
+    if (Exit.isSuccess(exit)) return ExitCodes.ok
+    if (Cause.isInterruptedOnly(exit.cause)) return signal === "SIGTERM" ? ExitCodes.sigterm : ExitCodes.sigint
+    const failure = Cause.failureOption(exit.cause)
+    if (Option.isSome(failure)) {
+      const error = failure.value
+      if (error instanceof ExitWith) {
+        if (error.message) process.stderr.write(`${error.message}\n`)
+        return error.code
+      }
+      if (ConfigError.isConfigError(error)) {
+        process.stderr.write(`${formatConfigError(error)}\n`)
+        return ExitCodes.usage
+      }
+      if (ValidationError.isValidationError(error)) return ExitCodes.usage
+      process.stderr.write(`account-sync: ${describeFailure(error)}\n`)
+      return ExitCodes.failure
     }
-    if (ConfigError.isConfigError(error)) {
-      process.stderr.write(`${formatConfigError(error)}\n`)
-      return ExitCodes.usage
-    }
-    if (ValidationError.isValidationError(error)) return ExitCodes.usage
-    process.stderr.write(`account-sync: ${describeFailure(error)}\n`)
+    process.stderr.write(`account-sync: ${Cause.pretty(exit.cause)}\n`)
     return ExitCodes.failure
   }
-  process.stderr.write(`account-sync: ${Cause.pretty(exit.cause)}\n`)
-  return ExitCodes.failure
-}
 
-(cli(process.argv) as Effect.Effect<void, unknown, NodeContext.NodeContext>).pipe(
-  Effect.provide(Layer.merge(LoggingLive, TracingLive)),
-  Effect.provide(NodeContext.layer),
-  (program) =>
-    NodeRuntime.runMain(program, {
-      disableErrorReporting: true,
-      disablePrettyLogger: true,
-      teardown: (exit, onExit) => onExit(signal ? exitCodeOf(exit) || (signal === "SIGTERM" ? 143 : 130) : exitCodeOf(exit))
-    })
-)
+  (cli(process.argv) as Effect.Effect<void, unknown, NodeContext.NodeContext>).pipe(
+    Effect.provide(Layer.merge(LoggingLive, TracingLive)),
+    Effect.provide(NodeContext.layer),
+    (program) =>
+      NodeRuntime.runMain(program, {
+        disableErrorReporting: true,
+        disablePrettyLogger: true,
+        teardown: (exit, onExit) => onExit(signal ? exitCodeOf(exit) || (signal === "SIGTERM" ? 143 : 130) : exitCodeOf(exit))
+      })
+  )
+}

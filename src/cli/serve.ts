@@ -1,7 +1,8 @@
 import { Command, Options } from "@effect/cli"
 import { Effect, Layer, Option } from "effect"
 import { SyncLayer } from "./app.js"
-import { EventConsumer } from "../sync/events/EventConsumer.js"
+import { MetricsOfOtherThreads } from "../observability/prometheus.js"
+import { startEventConsumer } from "./consumerThread.js"
 import { EventRetention } from "../sync/events/EventRetention.js"
 import { OAuthClient } from "../auth/OAuthClient.js"
 import { HttpServerConfig } from "../config.js"
@@ -22,11 +23,12 @@ export const serveCommand = Command.make("serve", { port, host }, (options) =>
       limits: fromEnv.limits,
       ...(Option.isSome(fromEnv.metricsPort) ? { metricsPort: fromEnv.metricsPort.value } : {})
     }
-    // the change events the inbox records are applied beside the server, for as long as it runs
-    yield* Effect.forkScoped((yield* EventConsumer).run)
+    // the change events the inbox records are applied beside the server (in a thread of its own where it can), for as
+    // long as it runs; serve stops when they can no longer be applied
+    const consumer = yield* startEventConsumer
     // and the deliveries it is done with are pruned after WEBHOOK_EVENTS_RETENTION
     yield* Effect.forkScoped((yield* EventRetention).run)
-    return yield* Layer.launch(authServer(listen)).pipe(
+    const server = Layer.launch(authServer(listen)).pipe(
       Effect.catchTag("ServeError", (e) =>
         Effect.fail(
           new ExitWith({
@@ -34,7 +36,12 @@ export const serveCommand = Command.make("serve", { port, host }, (options) =>
             message: `serve: cannot listen on ${listen.host}:${listen.port}${listen.metricsPort === undefined ? "" : ` and ${listen.metricsPort} (METRICS_PORT)`}: ${e.cause instanceof Error ? e.cause.message : String(e.cause)}`
           })
         )
-      )
+      ),
+      (server) => Option.match(consumer.metrics, { onNone: () => server, onSome: (metrics) => Effect.provideService(server, MetricsOfOtherThreads, metrics) })
+    )
+    return yield* Effect.raceFirst(
+      server,
+      consumer.supervise.pipe(Effect.mapError((e) => new ExitWith({ code: ExitCodes.failure, message: `serve: ${e.message}` })))
     )
   }).pipe(Effect.scoped, Effect.provide(SyncLayer))
 ).pipe(

@@ -1,4 +1,4 @@
-import { Config, Effect, Metric, MetricKeyType, MetricState, Option } from "effect"
+import { Config, Context, Effect, Metric, MetricKeyType, MetricState, Option } from "effect"
 import type { MetricPair } from "effect"
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
@@ -15,7 +15,8 @@ export interface PromMetric {
   readonly name: string
   readonly help: string
   readonly type: "counter" | "gauge" | "histogram"
-  readonly aggregator: "first"
+  /** How the samples of several threads (serve and its event consumer) combine: counts add up; a gauge is its owner's. */
+  readonly aggregator: "sum" | "first"
   readonly values: Array<Sample>
 }
 
@@ -75,7 +76,7 @@ export const toPromClient = (pairs: ReadonlyArray<MetricPair.MetricPair.Untyped>
       name,
       help: Option.getOrElse(pair.metricKey.description, () => name),
       type,
-      aggregator: "first" as const,
+      aggregator: type === "gauge" ? ("first" as const) : ("sum" as const),
       values: []
     }
     metric.values.push(...samplesOf(name, pair))
@@ -85,17 +86,31 @@ export const toPromClient = (pairs: ReadonlyArray<MetricPair.MetricPair.Untyped>
 }
 
 /**
- * Renders a metrics snapshot in the Prometheus text exposition format (version 0.0.4) with prom-client: the
- * values are read from Effect's registry at the time of the call and handed to prom-client the way its cluster
- * support hands over another process's metrics (`AggregatorRegistry.aggregate`); prom-client writes the text
+ * Renders metrics in the Prometheus text exposition format (version 0.0.4) with prom-client: Effect's registry read
+ * at the time of the call, combined with the metrics other threads handed over (see MetricsOfOtherThreads) the way
+ * prom-client's cluster support combines processes (`AggregatorRegistry.aggregate`); prom-client writes the text
  * (HELP and label escaping, value formatting, histogram series).
  */
-export const renderPrometheus = (pairs: ReadonlyArray<MetricPair.MetricPair.Untyped>): Promise<string> =>
+export const renderPrometheus = (sources: ReadonlyArray<ReadonlyArray<PromMetric>>): Promise<string> =>
   // prom-client's typings give `type` as a numeric enum; at run time (and in getMetricsAsJSON) it is these strings
-  AggregatorRegistry.aggregate([toPromClient(pairs) as unknown as Array<MetricObjectWithValues<MetricValue<string>>>]).metrics()
+  AggregatorRegistry.aggregate(sources.map((metrics) => metrics.map((m) => ({ ...m, values: [...m.values] }))) as unknown as Array<Array<MetricObjectWithValues<MetricValue<string>>>>).metrics()
 
-/** The current values of every metric of this process, as Prometheus text. */
-export const prometheusText = Effect.flatMap(Metric.snapshot, (pairs) => Effect.promise(() => renderPrometheus(pairs)))
+/** This thread's metrics, as prom-client metric objects. */
+export const ownMetrics: Effect.Effect<Array<PromMetric>> = Effect.map(Metric.snapshot, toPromClient)
+
+/** The metrics of threads besides this one (serve's event consumer runs in a worker thread of its own). */
+export class MetricsOfOtherThreads extends Context.Tag("account-sync/MetricsOfOtherThreads")<
+  MetricsOfOtherThreads,
+  { readonly current: Effect.Effect<ReadonlyArray<PromMetric>> }
+>() {}
+
+/** The current values of every metric of this process (this thread's and the others'), as Prometheus text. */
+export const prometheusText = Effect.gen(function* () {
+  const own = yield* ownMetrics
+  const others = yield* Effect.serviceOption(MetricsOfOtherThreads)
+  const theirs = Option.isSome(others) ? yield* others.value.current : []
+  return yield* Effect.promise(() => renderPrometheus(theirs.length > 0 ? [own, theirs] : [own]))
+})
 
 /** Writes the metrics atomically (temp file + rename), as the node_exporter textfile collector expects. */
 export const writeMetricsFile = (file: string) =>

@@ -3,8 +3,8 @@ import { Config, Context, Duration, Layer } from "effect"
 /** How the change-event consumer works through the queue (EVENTS_* keys, see config/.env.example). */
 export const EventSettingsConfig = Config.all({
   /** Accounts whose events are applied at once. */
-  // one account at a time by default: the re-fetches of a change are small, and in `serve` they share the event loop
-  // with the webhook answers (at 200 deliveries/s here: p99 82 ms at 1, 133 ms at 2, 132 ms at 4; lag the same)
+  // one account at a time by default: the re-fetches of a change are small, and more at once take the CPU serve's
+  // webhook answers need on a small machine (2 cores, 200 deliveries/s: answer p99 48-71 ms at 1, 126 ms at 4; lag the same)
   concurrency: Config.integer("EVENTS_CONCURRENCY").pipe(
     Config.withDefault(1),
     Config.validate({ message: "EVENTS_CONCURRENCY: expected a whole number of at least 1", validation: (n) => n >= 1 })

@@ -1,0 +1,105 @@
+import { NodeWorker } from "@effect/platform-node"
+import { RpcClient, type RpcClientError } from "@effect/rpc"
+import { Data, Duration, Effect, Layer, Option, Ref, Schedule } from "effect"
+import { Worker } from "node:worker_threads"
+import { DatabaseTopology } from "../db/Database.js"
+import { MetricsOfOtherThreads, type PromMetric } from "../observability/prometheus.js"
+import { ConsumerRpcs } from "../sync/events/ConsumerRpcs.js"
+import { EventConsumer } from "../sync/events/EventConsumer.js"
+import { consumerWorkerRole } from "./consumerWorker.js"
+
+/**
+ * Where serve applies the change events the webhooks queue. In a worker thread of its own on a real Postgres, so the
+ * consumer's work (decoding pages, building statements) never holds up a webhook answer on serve's event loop (the
+ * service wants one within a second, and may disable the webhooks of an app that is slow); serve supervises it and
+ * shows its metrics at /metrics. On the embedded database (one session for every connection, see DatabaseTopology)
+ * and when the program is not running from its bundle (a worker needs plain JavaScript), on serve's own loop.
+ */
+
+export class EventConsumerStopped extends Data.TaggedError("EventConsumerStopped")<{ readonly reason: string }> {
+  override get message() {
+    return `the change-event consumer stopped: ${this.reason}`
+  }
+}
+
+/** The program's bundle (every module of it has the bundle's URL); undefined when running from the TypeScript sources. */
+const bundleEntry = (): URL | undefined => {
+  const self = new URL(import.meta.url)
+  return self.pathname.endsWith(".ts") ? undefined : self
+}
+
+/** How long a new worker may take to start (load the bundle, connect, check the migrations). */
+const START_TIMEOUT = Duration.seconds(60)
+/** The worker is asked for its metrics this often; no answer within ANSWER_TIMEOUT and it is replaced. */
+const HEARTBEAT = Duration.seconds(5)
+const ANSWER_TIMEOUT = Duration.seconds(10)
+/** /metrics waits this long for the worker's figures before showing the last ones it gave. */
+const SCRAPE_TIMEOUT = Duration.seconds(2)
+
+/** A new worker after one failed: 1 s doubling up to a minute, jittered, at most 10 in a row (counted afresh after ten quiet minutes). */
+const restarts = Schedule.exponential(Duration.seconds(1)).pipe(
+  Schedule.union(Schedule.spaced(Duration.minutes(1))),
+  Schedule.jittered,
+  Schedule.intersect(Schedule.recurs(10)),
+  Schedule.resetAfter(Duration.minutes(10))
+)
+
+type Client = RpcClient.RpcClient<typeof ConsumerRpcs extends { requests: ReadonlyMap<string, infer R> } ? R : never, RpcClientError.RpcClientError>
+
+export interface RunningConsumer {
+  /** Runs for as long as serve does; fails when the consumer cannot be kept running. */
+  readonly supervise: Effect.Effect<never, EventConsumerStopped>
+  /** The consumer's metrics for serve's /metrics when it runs in a thread of its own. */
+  readonly metrics: Option.Option<MetricsOfOtherThreads["Type"]>
+}
+
+const inline = Effect.map(EventConsumer, (consumer): RunningConsumer => ({
+  supervise: consumer.run.pipe(Effect.mapError((e) => new EventConsumerStopped({ reason: `the event queue cannot be read: ${e.message}` }))),
+  metrics: Option.none()
+}))
+
+const inWorker = (entry: URL): Effect.Effect<RunningConsumer> =>
+  Effect.gen(function* () {
+    const current = yield* Ref.make<Option.Option<Client>>(Option.none())
+    const lastMetrics = yield* Ref.make<ReadonlyArray<PromMetric>>([])
+    const ask = (client: Client, timeout: Duration.Duration) =>
+      client.metrics().pipe(
+        Effect.timeoutFail({ duration: timeout, onTimeout: () => new EventConsumerStopped({ reason: `its thread did not answer within ${Duration.format(timeout)}` }) }),
+        Effect.mapError((e) => (e instanceof EventConsumerStopped ? e : new EventConsumerStopped({ reason: `its thread failed: ${e.message}` }))),
+        Effect.tap((metrics) => Ref.set(lastMetrics, metrics))
+      )
+
+    const generation = Effect.gen(function* () {
+      const protocol = yield* Layer.build(
+        RpcClient.layerProtocolWorker({ size: 1 }).pipe(
+          Layer.provide(NodeWorker.layerPlatform(() => new Worker(entry, { workerData: { role: consumerWorkerRole } })))
+        )
+      ).pipe(
+        Effect.timeoutFail({ duration: START_TIMEOUT, onTimeout: () => new EventConsumerStopped({ reason: `its thread did not start within ${Duration.format(START_TIMEOUT)}` }) }),
+        Effect.mapError((e) => (e instanceof EventConsumerStopped ? e : new EventConsumerStopped({ reason: `its thread could not start: ${e.message}` })))
+      )
+      const client = (yield* Effect.provide(RpcClient.make(ConsumerRpcs), protocol)) as Client
+      yield* Ref.set(current, Option.some(client))
+      yield* Effect.logInfo("change events are applied in a worker thread")
+      return yield* Effect.forever(Effect.zipRight(Effect.sleep(HEARTBEAT), ask(client, ANSWER_TIMEOUT)))
+    }).pipe(Effect.scoped, Effect.ensuring(Ref.set(current, Option.none())))
+
+    return {
+      supervise: generation.pipe(
+        Effect.tapError((e) => Effect.logWarning(`${e.message}; starting another`)),
+        Effect.retry(restarts)
+      ),
+      metrics: Option.some({
+        current: Effect.flatMap(Ref.get(current), (client) =>
+          Option.isNone(client) ? Ref.get(lastMetrics) : ask(client.value, SCRAPE_TIMEOUT).pipe(Effect.orElse(() => Ref.get(lastMetrics)))
+        )
+      })
+    } satisfies RunningConsumer
+  })
+
+/** The consumer as this deployment runs it (see the module's comment). */
+export const startEventConsumer: Effect.Effect<RunningConsumer, never, EventConsumer | DatabaseTopology> = Effect.gen(function* () {
+  const entry = bundleEntry()
+  if ((yield* DatabaseTopology).singleSession || entry === undefined) return yield* inline
+  return yield* inWorker(entry)
+})
