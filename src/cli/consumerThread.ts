@@ -28,21 +28,32 @@ const bundleEntry = (): URL | undefined => {
   return self.pathname.endsWith(".ts") ? undefined : self
 }
 
-/** How long a new worker may take to start (load the bundle, connect, check the migrations). */
-const START_TIMEOUT = Duration.seconds(60)
-/** The worker is asked for its metrics this often; no answer within ANSWER_TIMEOUT and it is replaced. */
-const HEARTBEAT = Duration.seconds(5)
-const ANSWER_TIMEOUT = Duration.seconds(10)
-/** /metrics waits this long for the worker's figures before showing the last ones it gave. */
-const SCRAPE_TIMEOUT = Duration.seconds(2)
+/** How serve keeps the worker going. */
+export interface WorkerSupervision {
+  /** How long a new worker may take to start (load the bundle, connect, check the migrations). */
+  readonly startTimeout: Duration.Duration
+  /** The worker is asked for its metrics this often; no answer within `answerTimeout` and it is replaced. */
+  readonly heartbeat: Duration.Duration
+  readonly answerTimeout: Duration.Duration
+  /** /metrics waits this long for the worker's figures before showing the last ones it gave. */
+  readonly scrapeTimeout: Duration.Duration
+  /** When a new worker replaces one that failed; serve stops once it gives up. */
+  readonly restarts: Schedule.Schedule<unknown, EventConsumerStopped>
+}
 
-/** A new worker after one failed: 1 s doubling up to a minute, jittered, at most 10 in a row (counted afresh after ten quiet minutes). */
-const restarts = Schedule.exponential(Duration.seconds(1)).pipe(
-  Schedule.union(Schedule.spaced(Duration.minutes(1))),
-  Schedule.jittered,
-  Schedule.intersect(Schedule.recurs(10)),
-  Schedule.resetAfter(Duration.minutes(10))
-)
+export const defaultSupervision: WorkerSupervision = {
+  startTimeout: Duration.seconds(60),
+  heartbeat: Duration.seconds(5),
+  answerTimeout: Duration.seconds(10),
+  scrapeTimeout: Duration.seconds(2),
+  // 1 s doubling up to a minute, jittered, at most 10 in a row (counted afresh after ten quiet minutes)
+  restarts: Schedule.exponential(Duration.seconds(1)).pipe(
+    Schedule.union(Schedule.spaced(Duration.minutes(1))),
+    Schedule.jittered,
+    Schedule.intersect(Schedule.recurs(10)),
+    Schedule.resetAfter(Duration.minutes(10))
+  )
+}
 
 type Client = RpcClient.RpcClient<typeof ConsumerRpcs extends { requests: ReadonlyMap<string, infer R> } ? R : never, RpcClientError.RpcClientError>
 
@@ -58,7 +69,8 @@ const inline = Effect.map(EventConsumer, (consumer): RunningConsumer => ({
   metrics: Option.none()
 }))
 
-const inWorker = (entry: URL): Effect.Effect<RunningConsumer> =>
+/** The consumer in worker threads `spawn` starts, one at a time, each replaced when it fails or stops answering. */
+export const inWorker = (spawn: () => Worker, supervision: WorkerSupervision = defaultSupervision): Effect.Effect<RunningConsumer> =>
   Effect.gen(function* () {
     const current = yield* Ref.make<Option.Option<Client>>(Option.none())
     const lastMetrics = yield* Ref.make<ReadonlyArray<PromMetric>>([])
@@ -72,26 +84,29 @@ const inWorker = (entry: URL): Effect.Effect<RunningConsumer> =>
     const generation = Effect.gen(function* () {
       const protocol = yield* Layer.build(
         RpcClient.layerProtocolWorker({ size: 1 }).pipe(
-          Layer.provide(NodeWorker.layerPlatform(() => new Worker(entry, { workerData: { role: consumerWorkerRole } })))
+          Layer.provide(NodeWorker.layerPlatform(spawn))
         )
       ).pipe(
-        Effect.timeoutFail({ duration: START_TIMEOUT, onTimeout: () => new EventConsumerStopped({ reason: `its thread did not start within ${Duration.format(START_TIMEOUT)}` }) }),
+        Effect.timeoutFail({
+          duration: supervision.startTimeout,
+          onTimeout: () => new EventConsumerStopped({ reason: `its thread did not start within ${Duration.format(supervision.startTimeout)}` })
+        }),
         Effect.mapError((e) => (e instanceof EventConsumerStopped ? e : new EventConsumerStopped({ reason: `its thread could not start: ${e.message}` })))
       )
       const client = (yield* Effect.provide(RpcClient.make(ConsumerRpcs), protocol)) as Client
       yield* Ref.set(current, Option.some(client))
       yield* Effect.logInfo("change events are applied in a worker thread")
-      return yield* Effect.forever(Effect.zipRight(Effect.sleep(HEARTBEAT), ask(client, ANSWER_TIMEOUT)))
+      return yield* Effect.forever(Effect.zipRight(Effect.sleep(supervision.heartbeat), ask(client, supervision.answerTimeout)))
     }).pipe(Effect.scoped, Effect.ensuring(Ref.set(current, Option.none())))
 
     return {
       supervise: generation.pipe(
         Effect.tapError((e) => Effect.logWarning(`${e.message}; starting another`)),
-        Effect.retry(restarts)
+        Effect.retry(supervision.restarts)
       ),
       metrics: Option.some({
         current: Effect.flatMap(Ref.get(current), (client) =>
-          Option.isNone(client) ? Ref.get(lastMetrics) : ask(client.value, SCRAPE_TIMEOUT).pipe(Effect.orElse(() => Ref.get(lastMetrics)))
+          Option.isNone(client) ? Ref.get(lastMetrics) : ask(client.value, supervision.scrapeTimeout).pipe(Effect.orElse(() => Ref.get(lastMetrics)))
         )
       })
     } satisfies RunningConsumer
@@ -101,5 +116,5 @@ const inWorker = (entry: URL): Effect.Effect<RunningConsumer> =>
 export const startEventConsumer: Effect.Effect<RunningConsumer, never, EventConsumer | DatabaseTopology> = Effect.gen(function* () {
   const entry = bundleEntry()
   if ((yield* DatabaseTopology).singleSession || entry === undefined) return yield* inline
-  return yield* inWorker(entry)
+  return yield* inWorker(() => new Worker(entry, { workerData: { role: consumerWorkerRole } }))
 })
