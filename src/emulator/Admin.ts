@@ -1,16 +1,19 @@
 import { Effect } from "effect"
 import { getNamedType, isLeafType, isObjectType } from "graphql"
+import type { Account, AppsAndAccounts } from "./AppsAndAccounts.js"
 import type { Churn } from "./Churn.js"
 import type { EmulatorAdmin, Faults, JobRecord, Limits } from "./EmulatorAdmin.js"
 import { EmulatorAdminError } from "./EmulatorAdmin.js"
 import { AdminRejected } from "./errors.js"
 import type { FaultInjector } from "./Faults.js"
+import type { Grants } from "./Grants.js"
 import type { Approval } from "./OAuthEndpoints.js"
 import type { RecordChanges } from "./RecordChanges.js"
 import type { LimitsBook } from "./RateLimits.js"
-import type { Account, Registry } from "./Registry.js"
 import type { StatsCounter } from "./Stats.js"
 import { serviceSchema } from "./schema.js"
+import type { TokenInvalidation } from "./TokenInvalidation.js"
+import type { VirtualClock } from "./VirtualClock.js"
 import type { Webhooks } from "./Webhooks.js"
 import type { WebhookSubscriptions } from "./WebhookSubscriptions.js"
 
@@ -18,7 +21,10 @@ import type { WebhookSubscriptions } from "./WebhookSubscriptions.js"
 
 export interface AdminDeps {
   readonly baseUrl: string
-  readonly registry: Registry
+  readonly appsAndAccounts: AppsAndAccounts
+  readonly grants: Grants
+  readonly invalidation: TokenInvalidation
+  readonly clock: VirtualClock
   readonly limits: LimitsBook
   readonly faults: FaultInjector
   readonly stats: StatsCounter
@@ -48,7 +54,7 @@ const op = <A>(operation: string, f: () => A): Effect.Effect<A, EmulatorAdminErr
 const reasons = ["churn", "downgrade", "deactivation"] as const
 
 export const makeAdmin = (deps: AdminDeps): EmulatorAdmin => {
-  const { registry, limits, faults, stats, approval, webhooks, changes, churn, subscriptions } = deps
+  const { appsAndAccounts, grants, invalidation, clock, limits, faults, stats, approval, webhooks, changes, churn, subscriptions } = deps
 
   /** A job as the `jobs` contract lists it: every scalar field of Job (links, line items and custom fields are the generic listing's). */
   const scalarJob = (account: Account, index: number): JobRecord => {
@@ -62,93 +68,93 @@ export const makeAdmin = (deps: AdminDeps): EmulatorAdmin => {
     baseUrl: deps.baseUrl,
     createApp: (spec) =>
       op("createApp", () => {
-        const app = registry.createApp(spec)
+        const app = appsAndAccounts.createApp(spec)
         return { appId: app.appId, clientId: app.clientId }
       }),
     createAccount: (spec) =>
       op("createAccount", () => {
-        const a = registry.createAccount(spec)
+        const a = appsAndAccounts.createAccount(spec)
         return { accountId: a.accountId, name: a.name, adminUserId: a.adminUserId }
       }),
     seedJobs: (accountId, count, seed) =>
       op("seedJobs", () => {
-        const a = registry.requireAccount("seedJobs", accountId)
+        const a = appsAndAccounts.requireAccount("seedJobs", accountId)
         const jobs = a.world.records("jobs")
         changes.create("seedJobs", a, "jobs", count, seed ?? a.seed + jobs.collection.size)
         return { total: jobs.collection.liveCount }
       }),
     listJobs: (accountId) =>
       op("listJobs", (): ReadonlyArray<JobRecord> => {
-        const a = registry.requireAccount("listJobs", accountId)
+        const a = appsAndAccounts.requireAccount("listJobs", accountId)
         return a.world.records("jobs").collection.liveIndices().map((i) => scalarJob(a, i))
       }),
-    editJobs: (accountId, options) => op("editJobs", () => ({ ids: changes.edit("editJobs", registry.requireAccount("editJobs", accountId), "jobs", options) })),
-    deleteJobs: (accountId, options) => op("deleteJobs", () => ({ ids: changes.remove("deleteJobs", registry.requireAccount("deleteJobs", accountId), "jobs", options) })),
+    editJobs: (accountId, options) => op("editJobs", () => ({ ids: changes.edit("editJobs", appsAndAccounts.requireAccount("editJobs", accountId), "jobs", options) })),
+    deleteJobs: (accountId, options) => op("deleteJobs", () => ({ ids: changes.remove("deleteJobs", appsAndAccounts.requireAccount("deleteJobs", accountId), "jobs", options) })),
     listRecords: (accountId, collection) =>
       op("listRecords", () => {
-        const a = registry.requireAccount("listRecords", accountId)
+        const a = appsAndAccounts.requireAccount("listRecords", accountId)
         const records = changes.recordsOf("listRecords", a, collection)
         return records.collection.liveIndices().map((i) => a.world.listed(records.name, i))
       }),
     createRecords: (accountId, collection, count, seed) =>
-      op("createRecords", () => ({ ids: changes.create("createRecords", registry.requireAccount("createRecords", accountId), collection, count, seed) })),
+      op("createRecords", () => ({ ids: changes.create("createRecords", appsAndAccounts.requireAccount("createRecords", accountId), collection, count, seed) })),
     editRecords: (accountId, collection, selection) =>
-      op("editRecords", () => ({ ids: changes.edit("editRecords", registry.requireAccount("editRecords", accountId), collection, selection) })),
+      op("editRecords", () => ({ ids: changes.edit("editRecords", appsAndAccounts.requireAccount("editRecords", accountId), collection, selection) })),
     deleteRecords: (accountId, collection, selection) =>
-      op("deleteRecords", () => ({ ids: changes.remove("deleteRecords", registry.requireAccount("deleteRecords", accountId), collection, selection) })),
+      op("deleteRecords", () => ({ ids: changes.remove("deleteRecords", appsAndAccounts.requireAccount("deleteRecords", accountId), collection, selection) })),
     editLineItems: (accountId, collection, selection) =>
-      op("editLineItems", () => ({ ids: changes.editLineItems("editLineItems", registry.requireAccount("editLineItems", accountId), collection, selection) })),
+      op("editLineItems", () => ({ ids: changes.editLineItems("editLineItems", appsAndAccounts.requireAccount("editLineItems", accountId), collection, selection) })),
     setChurn: (options) =>
       op("setChurn", () => {
         const { accountId, ...spec } = options
-        const account = accountId === undefined ? undefined : registry.requireAccount("setChurn", accountId)
+        const account = accountId === undefined ? undefined : appsAndAccounts.requireAccount("setChurn", accountId)
         churn.set(spec.stop ? null : spec, account)
       }),
-    churnLog: (accountId) => op("churnLog", () => churn.log(registry.requireAccount("churnLog", accountId).accountId)),
+    churnLog: (accountId) => op("churnLog", () => churn.log(appsAndAccounts.requireAccount("churnLog", accountId).accountId)),
     setCursorMode: (mode, accountId) =>
       op("setCursorMode", () => {
         if (mode !== "offset" && mode !== "keyset") throw new AdminRejected({ reason: `setCursorMode: mode must be offset or keyset, got ${String(mode)}` })
-        if (accountId === undefined) registry.cursorMode = mode
-        else registry.requireAccount("setCursorMode", accountId).cursorMode = mode
+        if (accountId === undefined) appsAndAccounts.cursorMode = mode
+        else appsAndAccounts.requireAccount("setCursorMode", accountId).cursorMode = mode
       }),
     setApproval: (options) =>
       op("setApproval", () => {
         if (options.mode !== "auto" && options.mode !== "manual") throw new AdminRejected({ reason: `setApproval: mode must be auto or manual` })
-        if (options.accountId !== undefined) registry.requireAccount("setApproval", options.accountId)
+        if (options.accountId !== undefined) appsAndAccounts.requireAccount("setApproval", options.accountId)
         approval.mode = options.mode
         approval.accountId = options.accountId
       }),
     marketplaceDisconnect: (clientId, accountId) =>
       op("marketplaceDisconnect", () => {
-        const app = registry.requireApp("marketplaceDisconnect", clientId)
-        const account = registry.requireAccount("marketplaceDisconnect", accountId)
-        registry.disconnectAll(app, account, "the admin disconnected the app from the marketplace")
-        webhooks.emit(app, account, "APP_DISCONNECT", registry.clock.nowMs())
+        const app = appsAndAccounts.requireApp("marketplaceDisconnect", clientId)
+        const account = appsAndAccounts.requireAccount("marketplaceDisconnect", accountId)
+        invalidation.disconnectAll(app, account, "the admin disconnected the app from the marketplace")
+        webhooks.emit(app, account, "APP_DISCONNECT", clock.nowMs())
       }),
     automaticDisconnect: (clientId, accountId, reason) =>
       op("automaticDisconnect", () => {
         if (!reasons.includes(reason)) throw new AdminRejected({ reason: `automaticDisconnect: reason must be one of ${reasons.join(", ")}` })
-        registry.automaticDisconnect(
-          registry.requireApp("automaticDisconnect", clientId),
-          registry.requireAccount("automaticDisconnect", accountId),
+        invalidation.automaticDisconnect(
+          appsAndAccounts.requireApp("automaticDisconnect", clientId),
+          appsAndAccounts.requireAccount("automaticDisconnect", accountId),
           reason
         )
       }),
     regenerateSecret: (clientId) =>
-      op("regenerateSecret", () => ({ clientSecret: registry.regenerateSecret(registry.requireApp("regenerateSecret", clientId)) })),
+      op("regenerateSecret", () => ({ clientSecret: invalidation.regenerateSecret(appsAndAccounts.requireApp("regenerateSecret", clientId)) })),
     reauthorizeAfterScopeChange: (clientId, accountId, scopes) =>
       op("reauthorizeAfterScopeChange", () =>
-        registry.reauthorizeAfterScopeChange(
-          registry.requireApp("reauthorizeAfterScopeChange", clientId),
-          registry.requireAccount("reauthorizeAfterScopeChange", accountId),
+        invalidation.reauthorizeAfterScopeChange(
+          appsAndAccounts.requireApp("reauthorizeAfterScopeChange", clientId),
+          appsAndAccounts.requireAccount("reauthorizeAfterScopeChange", accountId),
           scopes
         )
       ),
     startSandboxSession: (clientId, accountId) =>
       op("startSandboxSession", () => ({
-        accessToken: registry.startSandboxSession(
-          registry.requireApp("startSandboxSession", clientId),
-          registry.requireAccount("startSandboxSession", accountId)
+        accessToken: invalidation.startSandboxSession(
+          appsAndAccounts.requireApp("startSandboxSession", clientId),
+          appsAndAccounts.requireAccount("startSandboxSession", accountId)
         )
       })),
     setLimits: (options) =>
@@ -159,35 +165,35 @@ export const makeAdmin = (deps: AdminDeps): EmulatorAdmin => {
         }
         const pair =
           clientId !== undefined && accountId !== undefined
-            ? { appId: registry.requireApp("setLimits", clientId).appId, accountId: registry.requireAccount("setLimits", accountId).accountId }
+            ? { appId: appsAndAccounts.requireApp("setLimits", clientId).appId, accountId: appsAndAccounts.requireAccount("setLimits", accountId).accountId }
             : undefined
-        limits.set(rest as Limits, registry.clock.nowMs(), pair)
+        limits.set(rest as Limits, clock.nowMs(), pair)
       }),
     setFaults: (f: Faults) => op("setFaults", () => faults.set(f)),
-    advanceClock: (seconds) => op("advanceClock", () => registry.clock.advance(seconds)),
-    isRefreshTokenValid: (clientId, refreshToken) => op("isRefreshTokenValid", () => registry.isRefreshTokenValid(clientId, refreshToken)),
-    liveRefreshTokens: (clientId, accountId) => op("liveRefreshTokens", () => registry.liveRefreshTokens(clientId, accountId)),
+    advanceClock: (seconds) => op("advanceClock", () => clock.advance(seconds)),
+    isRefreshTokenValid: (clientId, refreshToken) => op("isRefreshTokenValid", () => grants.isRefreshTokenValid(clientId, refreshToken)),
+    liveRefreshTokens: (clientId, accountId) => op("liveRefreshTokens", () => grants.liveRefreshTokens(clientId, accountId)),
     stats: () => op("stats", () => stats.snapshot()),
     resetStats: () => op("resetStats", () => stats.reset()),
     updateApp: (clientId, patch) =>
       op("updateApp", () => {
-        registry.updateApp(clientId, patch)
+        appsAndAccounts.updateApp(clientId, patch)
       }),
     webhookDeliveries: () => op("webhookDeliveries", () => webhooks.list()),
     setWebhookOptions: (options) => op("setWebhookOptions", () => webhooks.setOptions(options)),
     webhookSubscriptions: (filter) =>
       op("webhookSubscriptions", () =>
         subscriptions.list({
-          ...(filter.clientId !== undefined ? { appId: registry.requireApp("webhookSubscriptions", filter.clientId).appId } : {}),
-          ...(filter.accountId !== undefined ? { accountId: registry.requireAccount("webhookSubscriptions", filter.accountId).accountId } : {})
+          ...(filter.clientId !== undefined ? { appId: appsAndAccounts.requireApp("webhookSubscriptions", filter.clientId).appId } : {}),
+          ...(filter.accountId !== undefined ? { accountId: appsAndAccounts.requireAccount("webhookSubscriptions", filter.accountId).accountId } : {})
         })
       ),
     redeliverWebhook: () =>
       op("redeliverWebhook", () => {
-        const d = webhooks.redeliverLast((appId) => registry.apps.get(appId))
+        const d = webhooks.redeliverLast((appId) => appsAndAccounts.apps.get(appId))
         if (!d) throw new AdminRejected({ reason: "redeliverWebhook: no webhook event has been sent yet" })
         return d
       }),
-    clock: () => op("clock", () => ({ nowMs: registry.clock.nowMs(), offsetSeconds: registry.clock.offsetSeconds }))
+    clock: () => op("clock", () => ({ nowMs: clock.nowMs(), offsetSeconds: clock.offsetSeconds }))
   }
 }

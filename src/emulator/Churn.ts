@@ -1,9 +1,9 @@
+import type { Account } from "./AppsAndAccounts.js"
 import type { Change } from "./data/World.js"
 import type { ChurnOptions } from "./EmulatorAdmin.js"
 import { AdminRejected } from "./errors.js"
 import { sequence } from "./Prng.js"
 import type { RecordChanges } from "./RecordChanges.js"
-import type { Account } from "./Registry.js"
 import type { VirtualClock } from "./VirtualClock.js"
 
 /**

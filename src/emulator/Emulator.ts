@@ -2,18 +2,20 @@ import { Clock, Context, Data, Effect, FiberSet, Layer, Runtime, type Scope } fr
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
 import { makeAdmin } from "./Admin.js"
+import { AppsAndAccounts } from "./AppsAndAccounts.js"
 import { Churn } from "./Churn.js"
 import { handleAdmin } from "./AdminHttp.js"
 import type { AccountSpec, AppSpec, EmulatorAdmin, Faults, Limits } from "./EmulatorAdmin.js"
 import { FaultInjector } from "./Faults.js"
+import { Grants } from "./Grants.js"
 import { handleGraphql, serviceSchema } from "./GraphqlEndpoint.js"
 import { BodyTooLarge, jsonReply, readBody, type Reply, writeReply, writeTruncated } from "./Http.js"
 import { type Approval, OAuthEndpoints } from "./OAuthEndpoints.js"
 import { LimitsBook } from "./RateLimits.js"
 import type { RecordDefinition } from "./data/RecordType.js"
 import { RecordChanges } from "./RecordChanges.js"
-import { Registry } from "./Registry.js"
 import { StatsCounter } from "./Stats.js"
+import { TokenInvalidation } from "./TokenInvalidation.js"
 import { VirtualClock } from "./VirtualClock.js"
 import { type WebhookRetryOptions, Webhooks } from "./Webhooks.js"
 import { WebhookSubscriptions } from "./WebhookSubscriptions.js"
@@ -74,14 +76,16 @@ const makeEmulator = (options: EmulatorOptions): Effect.Effect<EmulatorHandle, E
 
     let baseUrl = ""
     const clock = new VirtualClock(() => hostClock.unsafeCurrentTimeMillis())
-    const registry = new Registry(clock, () => baseUrl, options.definitions)
+    const appsAndAccounts = new AppsAndAccounts(clock, () => baseUrl, options.definitions)
+    const grants = new Grants(appsAndAccounts, clock)
+    const invalidation = new TokenInvalidation(appsAndAccounts, grants)
     const limits = new LimitsBook(options.limits)
     const faults = new FaultInjector()
     if (options.faults) faults.set(options.faults)
     const stats = new StatsCounter()
     const approval: Approval = { mode: options.approval?.mode ?? "manual", accountId: options.approval?.accountId }
     const webhooks = new Webhooks((effect) => runFork(Effect.withClock(effect, hostClock)), options.webhookRetry)
-    const oauth = new OAuthEndpoints({ registry, stats, approval })
+    const oauth = new OAuthEndpoints({ appsAndAccounts, grants, clock, baseUrl: () => baseUrl, stats, approval })
 
     const server = http.createServer()
     server.keepAliveTimeout = 5_000
@@ -101,10 +105,10 @@ const makeEmulator = (options: EmulatorOptions): Effect.Effect<EmulatorHandle, E
     )
     baseUrl = `http://${host}:${port}`
 
-    const subscriptions = new WebhookSubscriptions(registry)
+    const subscriptions = new WebhookSubscriptions(appsAndAccounts, clock)
     const changes = new RecordChanges(clock, (account, change) => webhooks.recordChanged((a, topic) => subscriptions.targets(a, topic), account, change))
     const churn = new Churn(changes, clock)
-    const admin = makeAdmin({ baseUrl, registry, limits, faults, stats, approval, webhooks, changes, churn, subscriptions })
+    const admin = makeAdmin({ baseUrl, appsAndAccounts, grants, invalidation, clock, limits, faults, stats, approval, webhooks, changes, churn, subscriptions })
     const runPromise = Runtime.runPromise(runtime)
 
     const route = async (req: http.IncomingMessage, res: http.ServerResponse): Promise<void> => {
@@ -136,7 +140,7 @@ const makeEmulator = (options: EmulatorOptions): Effect.Effect<EmulatorHandle, E
           }
           return writeReply(res, oauth.token(req.headers, body))
         }
-        const reply = await handleGraphql({ registry, limits, stats, subscriptions, beforeQuery: (account, roots) => churn.beforeQuery(account, roots) }, req.headers, body)
+        const reply = await handleGraphql({ appsAndAccounts, grants, invalidation, clock, limits, stats, subscriptions, beforeQuery: (account, roots) => churn.beforeQuery(account, roots) }, req.headers, body)
         // as in reality, a GraphQL answer can be lost after the query ran (and was charged)
         if (draw.kind === "drop") {
           stats.faultsInjected.drop++

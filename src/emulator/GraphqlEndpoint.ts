@@ -1,13 +1,16 @@
 import { Either, Schema } from "effect"
 import { type DocumentNode, GraphQLError, type GraphQLSchema, Kind, parse, validate } from "graphql"
 import type { IncomingHttpHeaders } from "node:http"
+import type { Account, App, AppsAndAccounts } from "./AppsAndAccounts.js"
+import type { Grants } from "./Grants.js"
 import { executeOperation, type RootResolver } from "./graphql/Executor.js"
 import { jsonReply, type Reply } from "./Http.js"
 import { queryCost, selectOperation } from "./QueryCost.js"
 import type { LimitsBook } from "./RateLimits.js"
-import type { Account, App, Registry } from "./Registry.js"
 import { serviceSchema } from "./schema.js"
 import type { StatsCounter } from "./Stats.js"
+import type { TokenInvalidation } from "./TokenInvalidation.js"
+import type { VirtualClock } from "./VirtualClock.js"
 
 /** `POST /api/graphql`: the vendored schema subset over each account's records, with auth, scopes, cost and limits. */
 
@@ -42,13 +45,12 @@ const decodeBody = Schema.decodeUnknownEither(Schema.parseJson(RequestBody))
 const rootResolvers = (deps: GraphqlDeps, app: App, account: Account): Record<string, RootResolver> => ({
   account: () => ({ id: account.accountId, name: account.name }),
   appDisconnect: () => {
-    const registry = deps.registry
     const appRef = { id: app.appId, name: app.name }
-    const connection = registry.connection(app.appId, account.accountId)
+    const connection = deps.appsAndAccounts.connection(app.appId, account.accountId)
     if (connection.status !== "connected") {
       return { app: appRef, userErrors: [{ message: `${app.name} is not connected to account ${account.name}`, path: ["appDisconnect"] }] }
     }
-    registry.disconnectAll(app, account, "appDisconnect mutation")
+    deps.invalidation.disconnectAll(app, account, "appDisconnect mutation")
     return { app: appRef, userErrors: [] }
   },
   ...(deps.subscriptions ? deps.subscriptions.resolvers(app, account) : {})
@@ -89,7 +91,10 @@ export const isValidVersion = (v: string): boolean => {
 }
 
 export interface GraphqlDeps {
-  readonly registry: Registry
+  readonly appsAndAccounts: AppsAndAccounts
+  readonly grants: Grants
+  readonly invalidation: TokenInvalidation
+  readonly clock: VirtualClock
   readonly limits: LimitsBook
   readonly stats: StatsCounter
   /** Webhook subscriptions of apps (the `webhookSubscription*` fields); absent: not served. */
@@ -99,14 +104,14 @@ export interface GraphqlDeps {
 }
 
 export const handleGraphql = async (deps: GraphqlDeps, headers: IncomingHttpHeaders, rawBody: string): Promise<Reply> => {
-  const { registry, limits, stats } = deps
+  const { grants, clock, limits, stats } = deps
   stats.graphqlRequests++
   const auth = headers.authorization
   const token = typeof auth === "string" && /^Bearer\s+/i.test(auth) ? auth.replace(/^Bearer\s+/i, "").trim() : undefined
-  const verified = token ? registry.verifyAccess(token) : undefined
+  const verified = token ? grants.verifyAccess(token) : undefined
   if (!verified) return invalidToken
   const { app, account, claims } = verified
-  const now = registry.clock.nowMs()
+  const now = clock.nowMs()
 
   const retryAfter = limits.guard(app.appId, account.accountId).admit(now)
   if (retryAfter !== undefined) {
@@ -122,7 +127,7 @@ export const handleGraphql = async (deps: GraphqlDeps, headers: IncomingHttpHead
   const withCost = (body: Record<string, unknown>, requested: number, actual: number, status = 200) =>
     jsonReply(status, {
       ...body,
-      extensions: { cost: { requestedQueryCost: requested, actualQueryCost: actual, throttleStatus: bucket.status(registry.clock.nowMs()) } }
+      extensions: { cost: { requestedQueryCost: requested, actualQueryCost: actual, throttleStatus: bucket.status(clock.nowMs()) } }
     })
 
   const version = headers[VERSION_HEADER]
@@ -168,7 +173,7 @@ export const handleGraphql = async (deps: GraphqlDeps, headers: IncomingHttpHead
     scopes: new Set(claims.scope.split(" ").filter(Boolean))
   })
   const actual = Math.min(requested, result.cost)
-  bucket.deduct(actual, registry.clock.nowMs())
+  bucket.deduct(actual, clock.nowMs())
   stats.costPointsByAccount[account.accountId] = (stats.costPointsByAccount[account.accountId] ?? 0) + actual
   return withCost({ ...(result.errors ? { errors: result.errors } : {}), ...("data" in result ? { data: result.data ?? null } : {}) }, requested, actual)
 }

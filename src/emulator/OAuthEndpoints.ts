@@ -1,11 +1,13 @@
 import { Either } from "effect"
 import * as crypto from "node:crypto"
 import type { IncomingHttpHeaders } from "node:http"
+import type { Account, App, AppsAndAccounts } from "./AppsAndAccounts.js"
 import type { OAuthFailure } from "./errors.js"
+import { CODE_TTL_SECONDS, type Grants } from "./Grants.js"
 import { htmlReply, jsonReply, redirectReply, type Reply } from "./Http.js"
 import { consentPage, deniedPage, errorPage, marketplacePage } from "./Pages.js"
-import { type Account, type App, CODE_TTL_SECONDS, type Registry } from "./Registry.js"
 import type { StatsCounter } from "./Stats.js"
+import type { VirtualClock } from "./VirtualClock.js"
 
 /** `GET/POST /api/oauth/authorize` (login + consent, or auto-approve) and `POST /api/oauth/token`. */
 
@@ -25,7 +27,11 @@ interface PendingAuthorization {
 }
 
 export interface OAuthDeps {
-  readonly registry: Registry
+  readonly appsAndAccounts: AppsAndAccounts
+  readonly grants: Grants
+  readonly clock: VirtualClock
+  /** The emulator's address (known once it listens), for the marketplace listing's URL. */
+  readonly baseUrl: () => string
   readonly stats: StatsCounter
   readonly approval: Approval
 }
@@ -36,18 +42,18 @@ export class OAuthEndpoints {
   constructor(private readonly deps: OAuthDeps) {}
 
   marketplaceUrl(app: App): string {
-    return `${this.deps.registry.baseUrl()}/marketplace/apps/${encodeURIComponent(app.appId)}`
+    return `${this.deps.baseUrl()}/marketplace/apps/${encodeURIComponent(app.appId)}`
   }
 
   marketplaceListing(appId: string): Reply {
-    const app = this.deps.registry.apps.get(appId)
+    const app = this.deps.appsAndAccounts.apps.get(appId)
     return app ? htmlReply(200, marketplacePage(app)) : htmlReply(404, errorPage("No such app in the marketplace"))
   }
 
   authorize(query: URLSearchParams): Reply {
-    const { registry, approval } = this.deps
+    const { appsAndAccounts, clock, approval } = this.deps
     const clientId = query.get("client_id")
-    const app = clientId ? registry.appByClientId(clientId) : undefined
+    const app = clientId ? appsAndAccounts.appByClientId(clientId) : undefined
     if (!app) return htmlReply(400, errorPage(clientId ? "Unknown client_id: no app has this client ID." : "client_id is required."))
     const redirectUri = query.get("redirect_uri")
     if (!redirectUri || redirectUri !== app.redirectUri) {
@@ -65,7 +71,7 @@ export class OAuthEndpoints {
       if (!/^[A-Za-z0-9_-]{43}$/.test(challenge)) return back("invalid_request", "code_challenge must be a base64url SHA-256 hash without padding")
     }
     const loginHint = query.get("login_hint") ?? undefined
-    if (loginHint !== undefined && !registry.findAccount(loginHint)) {
+    if (loginHint !== undefined && !appsAndAccounts.findAccount(loginHint)) {
       return htmlReply(400, errorPage(`login_hint: no account or admin user ${loginHint}`))
     }
     const request: PendingAuthorization = {
@@ -74,7 +80,7 @@ export class OAuthEndpoints {
       state,
       codeChallenge: challenge,
       fromMarketplace: state === undefined && challenge === undefined,
-      expiresAtMs: registry.clock.nowMs() + CODE_TTL_SECONDS * 1000
+      expiresAtMs: clock.nowMs() + CODE_TTL_SECONDS * 1000
     }
     if (approval.mode === "auto") {
       const account = this.approvingAccount(loginHint)
@@ -84,15 +90,15 @@ export class OAuthEndpoints {
     this.prune()
     const requestId = crypto.randomBytes(16).toString("base64url")
     this.pending.set(requestId, request)
-    const selected = loginHint ? registry.findAccount(loginHint)?.accountId : approval.accountId
-    return htmlReply(200, consentPage({ requestId, app, accounts: [...registry.accounts.values()], ...(selected ? { selected } : {}) }))
+    const selected = loginHint ? appsAndAccounts.findAccount(loginHint)?.accountId : approval.accountId
+    return htmlReply(200, consentPage({ requestId, app, accounts: [...appsAndAccounts.accounts.values()], ...(selected ? { selected } : {}) }))
   }
 
   /** The consent form's answer: Allow Access (with the chosen admin's login) or Deny. */
   decide(form: URLSearchParams): Reply {
     const requestId = form.get("request_id") ?? ""
     const request = this.pending.get(requestId)
-    if (!request || request.expiresAtMs <= this.deps.registry.clock.nowMs()) {
+    if (!request || request.expiresAtMs <= this.deps.clock.nowMs()) {
       return htmlReply(400, errorPage("This authorization request is unknown or has expired; start again from the app."))
     }
     const decision = form.get("decision")
@@ -102,11 +108,11 @@ export class OAuthEndpoints {
     }
     if (decision !== "allow") return htmlReply(400, errorPage("decision must be allow or deny"))
     const login = form.get("login") ?? ""
-    const account = this.deps.registry.findAccount(login)
+    const account = this.deps.appsAndAccounts.findAccount(login)
     if (!account) {
       return htmlReply(
         401,
-        consentPage({ requestId, app: request.app, accounts: [...this.deps.registry.accounts.values()], error: `Unknown admin user ${login}` })
+        consentPage({ requestId, app: request.app, accounts: [...this.deps.appsAndAccounts.accounts.values()], error: `Unknown admin user ${login}` })
       )
     }
     this.pending.delete(requestId)
@@ -114,24 +120,24 @@ export class OAuthEndpoints {
   }
 
   private approvingAccount(loginHint: string | undefined): Account | undefined {
-    const { registry, approval } = this.deps
-    if (loginHint) return registry.findAccount(loginHint)
-    if (approval.accountId) return registry.accounts.get(approval.accountId)
-    return registry.accounts.values().next().value
+    const { appsAndAccounts, approval } = this.deps
+    if (loginHint) return appsAndAccounts.findAccount(loginHint)
+    if (approval.accountId) return appsAndAccounts.accounts.get(approval.accountId)
+    return appsAndAccounts.accounts.values().next().value
   }
 
   private approve(request: PendingAuthorization, account: Account): Reply {
-    const code = this.deps.registry.issueCode(request.app, account, request.redirectUri, request.codeChallenge)
+    const code = this.deps.grants.issueCode(request.app, account, request.redirectUri, request.codeChallenge)
     return redirectReply(withParams(request.redirectUri, { code, state: request.state }))
   }
 
   private prune(): void {
-    const now = this.deps.registry.clock.nowMs()
+    const now = this.deps.clock.nowMs()
     for (const [id, p] of this.pending) if (p.expiresAtMs <= now) this.pending.delete(id)
   }
 
   token(headers: IncomingHttpHeaders, rawBody: string): Reply {
-    const { registry, stats } = this.deps
+    const { grants, stats } = this.deps
     const failed = (f: OAuthFailure): Reply => {
       stats.tokenRequests.failed++
       return jsonReply(f.status, { error: f.error, error_description: f.description }, {
@@ -151,19 +157,19 @@ export class OAuthEndpoints {
       stats.tokenRequests.failed++
       return jsonReply(400, { error: "invalid_request", error_description: "grant_type is required" })
     }
-    const client = registry.authenticateClient(form.get("client_id") ?? basic?.id, form.get("client_secret") ?? basic?.secret)
+    const client = grants.authenticateClient(form.get("client_id") ?? basic?.id, form.get("client_secret") ?? basic?.secret)
     if (Either.isLeft(client)) return failed(client.left)
     const app = client.right
     const ok = (body: object): Reply => jsonReply(200, body, { pragma: "no-cache" })
     switch (grantType) {
       case "authorization_code": {
-        const result = registry.exchangeCode(app, form)
+        const result = grants.exchangeCode(app, form)
         if (Either.isLeft(result)) return failed(result.left)
         stats.tokenRequests.authorization_code++
         return ok(result.right)
       }
       case "refresh_token": {
-        const result = registry.refresh(app, form)
+        const result = grants.refresh(app, form)
         if (Either.isLeft(result)) return failed(result.left)
         stats.tokenRequests.refresh_token++
         const { accountId, ...body } = result.right

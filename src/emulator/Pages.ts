@@ -1,5 +1,5 @@
+import type { Account, App } from "./AppsAndAccounts.js"
 import { escapeHtml as e } from "./Http.js"
-import type { Account, App } from "./Registry.js"
 
 /** The few HTML pages a user sees: login + consent, denial, errors, and the app's marketplace listing. */
 

@@ -1,7 +1,7 @@
+import type { Account } from "./AppsAndAccounts.js"
 import type { Change, Records } from "./data/World.js"
 import { AdminRejected } from "./errors.js"
 import type { RecordSelection } from "./EmulatorAdmin.js"
-import type { Account } from "./Registry.js"
 import type { VirtualClock } from "./VirtualClock.js"
 
 /**

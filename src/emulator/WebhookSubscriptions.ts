@@ -1,7 +1,8 @@
+import type { Account, App, AppsAndAccounts } from "./AppsAndAccounts.js"
 import type { WebhookSubscriptionInfo } from "./EmulatorAdmin.js"
 import { ConnectionValue, type RootResolver } from "./graphql/Executor.js"
 import { encodeId, isoSeconds } from "./Ids.js"
-import type { Account, App, Registry } from "./Registry.js"
+import type { VirtualClock } from "./VirtualClock.js"
 import type { WebhookTarget } from "./Webhooks.js"
 
 /**
@@ -35,7 +36,10 @@ export class WebhookSubscriptions {
   private readonly byPair = new Map<string, Array<Subscription>>()
   private counter = 0
 
-  constructor(private readonly registry: Registry) {}
+  constructor(
+    private readonly appsAndAccounts: AppsAndAccounts,
+    private readonly clock: VirtualClock
+  ) {}
 
   private of(appId: string, accountId: string): Array<Subscription> {
     const key = `${appId}|${accountId}`
@@ -56,8 +60,8 @@ export class WebhookSubscriptions {
   /** Where an event of `topic` for `account` goes: per connected app, its subscribed URLs and its app-level webhook URL, each once. */
   targets(account: Account, topic: string): ReadonlyArray<WebhookTarget> {
     const out: Array<WebhookTarget> = []
-    for (const app of this.registry.apps.values()) {
-      if (this.registry.connection(app.appId, account.accountId).status !== "connected") continue
+    for (const app of this.appsAndAccounts.apps.values()) {
+      if (this.appsAndAccounts.connection(app.appId, account.accountId).status !== "connected") continue
       const urls = new Set(this.byPair.get(`${app.appId}|${account.accountId}`)?.filter((s) => s.topic === topic).map((s) => s.url))
       if (app.webhookUrl !== undefined && app.webhookTopics.includes(topic)) urls.add(app.webhookUrl)
       for (const url of urls) out.push({ app, url })
@@ -92,7 +96,7 @@ export class WebhookSubscriptions {
           accountId: account.accountId,
           topic: input.topic,
           url: input.url,
-          createdAtMs: this.registry.clock.nowMs()
+          createdAtMs: this.clock.nowMs()
         }
         list.push(subscription)
         return { webhookSubscription: node(subscription), userErrors: [] }

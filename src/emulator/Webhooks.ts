@@ -1,12 +1,12 @@
 import { Data, Duration, Effect, Schedule } from "effect"
 import type * as Fiber from "effect/Fiber"
 import * as crypto from "node:crypto"
+import type { Account, App } from "./AppsAndAccounts.js"
 import type { WebhookDeliveryInfo, WebhookOptions } from "./EmulatorAdmin.js"
 import { AdminRejected } from "./errors.js"
 import { decodeId, isoSeconds } from "./Ids.js"
 import { sequence } from "./Prng.js"
 import type { Change } from "./data/World.js"
-import type { Account, App } from "./Registry.js"
 import { topicOf } from "./webhookTopics.js"
 
 /**

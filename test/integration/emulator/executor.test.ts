@@ -1,8 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { executeSync, parse } from "graphql"
+import { AppsAndAccounts } from "../../../src/emulator/AppsAndAccounts.js"
 import { executeOperation } from "../../../src/emulator/graphql/Executor.js"
 import { queryCost, selectOperation } from "../../../src/emulator/QueryCost.js"
-import { Registry } from "../../../src/emulator/Registry.js"
 import { serviceSchema } from "../../../src/emulator/schema.js"
 import { VirtualClock } from "../../../src/emulator/VirtualClock.js"
 
@@ -11,8 +11,8 @@ import { VirtualClock } from "../../../src/emulator/VirtualClock.js"
 // page per parent, the actual cost is never above the requested one, a refused argument fails its field alone.
 
 const world = () => {
-  const registry = new Registry(new VirtualClock(() => Date.UTC(2026, 0, 1)), () => "http://127.0.0.1:1")
-  return registry.createAccount({ jobs: 60, seed: 42 }).world
+  const appsAndAccounts = new AppsAndAccounts(new VirtualClock(() => Date.UTC(2026, 0, 1)), () => "http://127.0.0.1:1")
+  return appsAndAccounts.createAccount({ jobs: 60, seed: 42 }).world
 }
 
 const run = (w: ReturnType<typeof world>, query: string, variables: Record<string, unknown> = {}) => {
