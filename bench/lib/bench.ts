@@ -1,6 +1,6 @@
 import { Effect } from "effect"
 import * as fs from "node:fs"
-import { accountsRun, type AccountsRun, budgetBench, exactnessBench, landingBench, memoryRun, type MemoryRun, wholeAccountBench } from "./benchmarks.js"
+import { accountsRun, type AccountsRun, budgetBench, exactnessBench, landingBench, memoryRun, type MemoryRun, unthrottledBackfillSeconds, wholeAccountBench } from "./benchmarks.js"
 import { freshSchemaLayer, freshSchemaName } from "./database.js"
 import { BenchError } from "./errors.js"
 import { type FreshnessOptions, freshnessBench } from "./freshness.js"
@@ -98,7 +98,10 @@ export const runBench = (options: BenchOptions, command: string) =>
         yield* say(`landing: ${Math.round(landing.rowsPerSec)} rows/s, COPY ${Math.round(landing.copyRowsPerSec)} rows/s`)
       }
       if (wants("budget")) {
-        const unthrottledSec = results.landing ? options.budgetJobs / results.landing.rowsPerSec : 0
+        // the bucket, not the engine, must bind: the floor is never less than 1.5 x the engine's own time (from this
+        // run's landing bench, or measured here when it did not run)
+        const unthrottledSec =
+          options.floorSec !== undefined ? 0 : results.landing ? options.budgetJobs / results.landing.rowsPerSec : yield* unthrottledBackfillSeconds(emulator, options.budgetJobs)
         const floorSec = options.floorSec ?? Math.max(30, Math.ceil(1.5 * unthrottledSec))
         yield* say(`budget: ${options.budgetJobs} jobs, bucket ${options.budgetMaxPoints} points, floor ${floorSec} s; ours, then the reactive baseline`)
         const budget = yield* budgetBench(emulator, { jobs: options.budgetJobs, maxPoints: options.budgetMaxPoints, floorSec })

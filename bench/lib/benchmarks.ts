@@ -264,6 +264,10 @@ const budgetSide = (emulator: EmulatorProcess, jobs: number, limits: Required<Pi
     )
   })
 
+/** The engine's own time for a backfill of `jobs` jobs with a bucket that never binds. */
+export const unthrottledBackfillSeconds = (emulator: EmulatorProcess, jobs: number) =>
+  Effect.map(budgetSide(emulator, jobs, { maxPoints: 1e12, restoreRate: 1e12 }, false), (side) => side.seconds)
+
 /**
  * `restoreRate` makes the bucket bind: the floor is `floorSec` (chosen by the caller: 30 s, or 1.5 x the unthrottled
  * landing time when that is longer, so that the bucket, not the engine, is what limits the run).
