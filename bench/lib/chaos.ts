@@ -196,8 +196,8 @@ export const runChaos = (options: ChaosOptions) =>
                     yield* after(plan.revokeAtMs!)
                     // a developer-portal Test session kills the account's refresh tokens; an hour later its access
                     // token expires too, and the connector meets the revocation at its next refresh
-                    yield* admin.startSandboxSession(emulator.clientId, revokeTarget)
-                    yield* admin.advanceClock(3_700)
+                    yield* admin.startSandboxSession({ clientId: emulator.clientId, accountId: revokeTarget })
+                    yield* admin.advanceClock({ seconds: 3_700 })
                     didRevoke = true
                   }).pipe(Effect.ignore)
                 )
@@ -288,12 +288,12 @@ export const runChaos = (options: ChaosOptions) =>
             accountIds,
             (id, i) =>
               Effect.gen(function* () {
-                yield* admin.editJobs(id, { count: options.editsPerPass, seed: options.seed * 1000 + round * 10 + i })
-                yield* admin.deleteJobs(id, { count: options.deletesPerPass, seed: options.seed * 2000 + round * 10 + i })
+                yield* admin.editJobs({ accountId: id, count: options.editsPerPass, seed: options.seed * 1000 + round * 10 + i })
+                yield* admin.deleteJobs({ accountId: id, count: options.deletesPerPass, seed: options.seed * 2000 + round * 10 + i })
                 // an updatedAt-filtered stream too, and line items under it
-                yield* admin.editRecords(id, "invoices", { count: Math.ceil(options.editsPerPass / 4), seed: options.seed * 3000 + round * 10 + i })
-                yield* admin.deleteRecords(id, "invoices", { count: Math.ceil(options.deletesPerPass / 4), seed: options.seed * 4000 + round * 10 + i })
-                yield* admin.editLineItems(id, "invoices", { count: 5, add: 1, remove: 1, edit: 1, seed: options.seed * 5000 + round * 10 + i })
+                yield* admin.editRecords({ accountId: id, collection: "invoices", count: Math.ceil(options.editsPerPass / 4), seed: options.seed * 3000 + round * 10 + i })
+                yield* admin.deleteRecords({ accountId: id, collection: "invoices", count: Math.ceil(options.deletesPerPass / 4), seed: options.seed * 4000 + round * 10 + i })
+                yield* admin.editLineItems({ accountId: id, collection: "invoices", count: 5, add: 1, remove: 1, edit: 1, seed: options.seed * 5000 + round * 10 + i })
               }),
             { discard: true }
           ).pipe(Effect.zipRight(say(`round ${round}: per account ${options.editsPerPass} jobs edited and ${options.deletesPerPass} deleted, a quarter as many invoices, line items of 5 invoices changed`)))
@@ -304,13 +304,13 @@ export const runChaos = (options: ChaosOptions) =>
             yield* admin.setChurn({ ...options.churn, seed: options.seed + churned })
             const result = yield* run.pipe(Effect.ensuring(admin.setChurn({ stop: true }).pipe(Effect.ignore)))
             let n = 0
-            for (const id of accountIds) n += (yield* admin.churnLog(id)).length
+            for (const id of accountIds) n += (yield* admin.churnLog({ accountId: id })).length
             yield* say(`${label}: ${n - churned} records created, edited or deleted under the pager (offset cursors)`)
             churned = n
             return result
           })
         // access tokens expire after an hour of the emulator's clock: every account refreshes (and rotates) next run
-        const expireAccessTokens = admin.advanceClock(3_700)
+        const expireAccessTokens = admin.advanceClock({ seconds: 3_700 })
 
         const checks: Array<Check> = []
         let faultPhase = 0
@@ -394,7 +394,7 @@ export const runChaos = (options: ChaosOptions) =>
         for (const c of all.filter((c) => c.status === "active")) {
           const stored = yield* store.read(c.accountId)
           const token = Option.flatMap(stored, (s) => s.refreshToken)
-          const ok = Option.isSome(token) ? yield* admin.isRefreshTokenValid(emulator.clientId, Redacted.value(token.value)) : false
+          const ok = Option.isSome(token) ? yield* admin.isRefreshTokenValid({ clientId: emulator.clientId, refreshToken: Redacted.value(token.value) }) : false
           if (!ok) rejected.push(c.accountId)
         }
         checks.push({

@@ -62,7 +62,7 @@ export interface AccountComparison {
 export const compareAccount = (admin: EmulatorAdmin, accountId: string) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    const service = yield* admin.listJobs(accountId)
+    const service = yield* admin.listJobs({ accountId })
     const rows = yield* sql<Record<string, unknown>>`SELECT * FROM jobs WHERE account_id = ${accountId}`
     const duplicates = (yield* sql<{ n: number }>`
       SELECT count(*)::int AS n FROM (SELECT id FROM jobs WHERE account_id = ${accountId} GROUP BY id HAVING count(*) > 1) d`)[0]!.n

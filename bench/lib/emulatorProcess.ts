@@ -71,7 +71,7 @@ export const startEmulatorProcess = (options: EmulatorProcessOptions = {}): Effe
       })
     )
     const { baseUrl, appId } = started
-    return { baseUrl, admin: EmulatorAdminClient.make(baseUrl), clientId, appId, clientSecret, redirectUri, pid: child.pid ?? -1 }
+    return { baseUrl, admin: yield* EmulatorAdminClient.make(baseUrl), clientId, appId, clientSecret, redirectUri, pid: child.pid ?? -1 }
   })
 
 /** SIGTERM, then SIGKILL after 5 s. */

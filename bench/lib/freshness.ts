@@ -175,7 +175,7 @@ export const freshnessBench = (emulator: EmulatorProcess, options: FreshnessOpti
       yield* Effect.forEach(ids, (accountId) => admin.setLimits({ maxPoints: 10_000, restoreRate: 500, clientId: emulator.clientId, accountId }), { discard: true })
       const port = yield* freePort
       yield* startServe(childEnv(settings, benchDatabaseUrl(), schema), port)
-      yield* admin.updateApp(emulator.clientId, { webhookUrl: `http://127.0.0.1:${port}/webhooks`, webhookTopics: ["JOB_CREATE", "JOB_UPDATE", "JOB_DESTROY"] })
+      yield* admin.updateApp({ clientId: emulator.clientId, webhookUrl: `http://127.0.0.1:${port}/webhooks`, webhookTopics: ["JOB_CREATE", "JOB_UPDATE", "JOB_DESTROY"] })
       yield* admin.setWebhookOptions({})
 
       // 1. a steady stream of edits, one account after another
@@ -191,7 +191,7 @@ export const freshnessBench = (emulator: EmulatorProcess, options: FreshnessOpti
         if (wait > 0) yield* Effect.sleep(Duration.millis(wait))
         const accountId = ids[k % ids.length]!
         const atMs = Date.now()
-        for (const id of (yield* admin.editJobs(accountId, { count: 1, seed: 50_000 + k })).ids) lastEdit.set(`${accountId}|${id}`, { accountId, id, atMs })
+        for (const id of (yield* admin.editJobs({ accountId, count: 1, seed: 50_000 + k })).ids) lastEdit.set(`${accountId}|${id}`, { accountId, id, atMs })
         editOffsets.push((atMs - startedAt) / 1000)
       }
       yield* deliveredSince(admin, deliveriesBefore)
@@ -205,7 +205,7 @@ export const freshnessBench = (emulator: EmulatorProcess, options: FreshnessOpti
       for (const accountId of ids) {
         const edited = [...lastEdit.values()].filter((e) => e.accountId === accountId)
         if (edited.length === 0) continue
-        const service = new Map((yield* admin.listJobs(accountId)).map((j) => [j.id, Date.parse(j.updatedAt)]))
+        const service = new Map((yield* admin.listJobs({ accountId })).map((j) => [j.id, Date.parse(j.updatedAt)]))
         const rows = yield* sql<{ id: string; updatedAt: Date; syncedAt: Date }>`
           SELECT id, updated_at AS "updatedAt", synced_at AS "syncedAt" FROM jobs WHERE account_id = ${accountId} AND id IN ${sql.in(edited.map((e) => e.id))}`
         const byId = new Map(rows.map((r) => [r.id, r]))
@@ -241,7 +241,7 @@ export const freshnessBench = (emulator: EmulatorProcess, options: FreshnessOpti
         const wait = burstStarted + (sent * 1000) / options.burstPerSecond - performance.now()
         if (wait > 0) yield* Effect.sleep(Duration.millis(wait))
         const count = Math.min(perCall, burstTotal - sent)
-        yield* admin.editJobs(ids[k % ids.length]!, { count, seed: 90_000 + k })
+        yield* admin.editJobs({ accountId: ids[k % ids.length]!, count, seed: 90_000 + k })
         sent += count
       }
       const burstWallSec = Math.max((performance.now() - burstStarted) / 1000, burstTotal / options.burstPerSecond)
@@ -285,7 +285,7 @@ export const freshnessBench = (emulator: EmulatorProcess, options: FreshnessOpti
     }).pipe(
       Effect.scoped,
       Effect.provide(connectorLayer({ settings, schema, concurrency: 4 })),
-      Effect.ensuring(admin.updateApp(emulator.clientId, { webhookUrl: null, webhookTopics: [] }).pipe(Effect.ignore)),
+      Effect.ensuring(admin.updateApp({ clientId: emulator.clientId, webhookUrl: null, webhookTopics: [] }).pipe(Effect.ignore)),
       Effect.mapError((e) => (e instanceof BenchError ? e : new BenchError({ step: "freshness", reason: String((e as { message?: string })?.message ?? e) })))
     )
   })

@@ -22,7 +22,7 @@ const autoApprove = Options.boolean("auto-approve").pipe(
 const rotation = Options.boolean("rotation").pipe(Options.withDescription("Refresh Token Rotation on for the app"))
 const maxPoints = Options.integer("max-points").pipe(Options.optional, Options.withDescription("Query cost bucket size (default 10000)"))
 const restoreRate = Options.integer("restore-rate").pipe(Options.optional, Options.withDescription("Points restored per second (default 500)"))
-const admin = Options.boolean("admin").pipe(Options.withDescription("Serve the admin API under /__admin/"))
+const admin = Options.boolean("admin").pipe(Options.withDescription("Serve the admin API at /__admin (RPC over HTTP; see EmulatorAdminClient)"))
 const seed = Options.integer("seed").pipe(Options.withDefault(1), Options.withDescription("Seed of the generated data"))
 
 export const emulatorCommand = Command.make(
@@ -58,7 +58,7 @@ export const emulatorCommand = Command.make(
           `  app: id ${appId}, client id ${o.clientId}, client secret ${Option.isNone(o.clientSecret) ? `${DEFAULT_SECRET} (default)` : "(as given)"}, redirect URI ${o.redirectUri}`,
           `       rotation ${o.rotation ? "on" : "off"}, approval ${o.autoApprove ? "auto (login_hint=<account id or admin email> picks the account)" : "manual (login + consent page)"}` +
             Option.match(o.webhookUrl, { onNone: () => "", onSome: (u) => `, webhook ${u}` }),
-          `  admin API: ${o.admin ? `POST ${emulator.baseUrl}/__admin/<operation>` : "off (start with --admin)"}`,
+          `  admin API: ${o.admin ? `POST ${emulator.baseUrl}/__admin (the RPC protocol of AdminRpcs)` : "off (start with --admin)"}`,
           ...created.map((a, i) => `  account ${i + 1}: id ${a.accountId}  name "${a.name}"  admin user ${a.adminUserId}  jobs ${o.jobs}`)
         ]
         yield* Console.log(lines.join("\n"))

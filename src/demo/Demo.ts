@@ -166,13 +166,13 @@ export const runDemo = (options: DemoOptions) =>
 
       const [first, second] = accounts
       yield* step(`changes in ${first!.name}: 40 jobs edited and 15 deleted, 10 invoices edited and 3 deleted, line items of 3 invoices changed, 5 clients edited, 2 visits deleted; then an incremental sync`)
-      const edited = yield* admin.editJobs(first!.accountId, { count: 40, seed: 7 })
-      const deleted = yield* admin.deleteJobs(first!.accountId, { count: 15, seed: 8 })
-      yield* admin.editRecords(first!.accountId, "invoices", { count: 10, seed: 9 })
-      yield* admin.deleteRecords(first!.accountId, "invoices", { count: 3, seed: 10 })
-      yield* admin.editLineItems(first!.accountId, "invoices", { count: 3, add: 1, remove: 1, edit: 1, seed: 11 })
-      yield* admin.editRecords(first!.accountId, "clients", { count: 5, seed: 12 })
-      yield* admin.deleteRecords(first!.accountId, "visits", { count: 2, seed: 13 })
+      const edited = yield* admin.editJobs({ accountId: first!.accountId, count: 40, seed: 7 })
+      const deleted = yield* admin.deleteJobs({ accountId: first!.accountId, count: 15, seed: 8 })
+      yield* admin.editRecords({ accountId: first!.accountId, collection: "invoices", count: 10, seed: 9 })
+      yield* admin.deleteRecords({ accountId: first!.accountId, collection: "invoices", count: 3, seed: 10 })
+      yield* admin.editLineItems({ accountId: first!.accountId, collection: "invoices", count: 3, add: 1, remove: 1, edit: 1, seed: 11 })
+      yield* admin.editRecords({ accountId: first!.accountId, collection: "clients", count: 5, seed: 12 })
+      yield* admin.deleteRecords({ accountId: first!.accountId, collection: "visits", count: 2, seed: 13 })
       yield* Console.log(renderSummary(yield* runner.run({ mode: "sync" })))
       const landedEdits = yield* sql<{ n: string }>`
         SELECT count(*) AS n FROM jobs j WHERE j.account_id = ${first!.accountId} AND j.id IN ${sql.in(edited.ids)}
@@ -184,7 +184,7 @@ export const runDemo = (options: DemoOptions) =>
       yield* Console.log(renderSummary(yield* runner.run({ mode: "backfill", accounts: [first!.accountId], restart: true })))
 
       yield* step(`${second!.name}'s admin disconnects the app in the marketplace (APP_DISCONNECT webhook to /webhooks)`)
-      yield* admin.marketplaceDisconnect(clientId, second!.accountId)
+      yield* admin.marketplaceDisconnect({ clientId, accountId: second!.accountId })
       yield* connections.get(second!.accountId).pipe(
         Effect.flatMap((c) => (Option.isSome(c) && c.value.status === "disconnected" ? Effect.void : Effect.fail("pending"))),
         Effect.retry(Schedule.spaced("100 millis").pipe(Schedule.intersect(Schedule.recurs(100)))),

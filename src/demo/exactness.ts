@@ -60,7 +60,7 @@ const sameSet = (a: ReadonlyArray<string>, b: ReadonlyArray<string>) => a.length
 export const compareStream = (admin: EmulatorAdmin, stream: AnyStream, accountId: string) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    const service = new Map((yield* admin.listRecords(accountId, stream.connection)).map((r) => [String(r.id), r]))
+    const service = new Map((yield* admin.listRecords({ accountId, collection: stream.connection })).map((r) => [String(r.id), r]))
     const rows = new Map((yield* sql<Record<string, unknown>>`SELECT * FROM ${sql(stream.table)} WHERE account_id = ${accountId}`).map((r) => [String(r.id), r]))
     const examples: Array<string> = []
     const note = (s: string) => void (examples.length < 3 && examples.push(s))

@@ -2,8 +2,7 @@ import { Effect } from "effect"
 import { getNamedType, isLeafType, isObjectType } from "graphql"
 import type { Account, AppsAndAccounts } from "./AppsAndAccounts.js"
 import type { Churn } from "./Churn.js"
-import type { EmulatorAdmin, Faults, JobRecord, Limits } from "./EmulatorAdmin.js"
-import { EmulatorAdminError } from "./EmulatorAdmin.js"
+import { AdminRpcs, EmulatorAdminError, type JobRecord, type Limits } from "./EmulatorAdmin.js"
 import { AdminRejected } from "./errors.js"
 import type { FaultInjector } from "./Faults.js"
 import type { Grants } from "./Grants.js"
@@ -17,10 +16,9 @@ import type { VirtualClock } from "./VirtualClock.js"
 import type { Webhooks } from "./Webhooks.js"
 import type { WebhookSubscriptions } from "./WebhookSubscriptions.js"
 
-/** The in-process `EmulatorAdmin`: each operation is a synchronous change of the emulator's state. */
+/** The admin API's handlers (AdminRpcs): each operation is a synchronous change of the emulator's state. */
 
 export interface AdminDeps {
-  readonly baseUrl: string
   readonly appsAndAccounts: AppsAndAccounts
   readonly grants: Grants
   readonly invalidation: TokenInvalidation
@@ -53,7 +51,7 @@ const op = <A>(operation: string, f: () => A): Effect.Effect<A, EmulatorAdminErr
 
 const reasons = ["churn", "downgrade", "deactivation"] as const
 
-export const makeAdmin = (deps: AdminDeps): EmulatorAdmin => {
+export const adminHandlers = (deps: AdminDeps) => {
   const { appsAndAccounts, grants, invalidation, clock, limits, faults, stats, approval, webhooks, changes, churn, subscriptions } = deps
 
   /** A job as the `jobs` contract lists it: every scalar field of Job (links, line items and custom fields are the generic listing's). */
@@ -64,8 +62,7 @@ export const makeAdmin = (deps: AdminDeps): EmulatorAdmin => {
     return out as unknown as JobRecord
   }
 
-  return {
-    baseUrl: deps.baseUrl,
+  return AdminRpcs.of({
     createApp: (spec) =>
       op("createApp", () => {
         const app = appsAndAccounts.createApp(spec)
@@ -76,33 +73,33 @@ export const makeAdmin = (deps: AdminDeps): EmulatorAdmin => {
         const a = appsAndAccounts.createAccount(spec)
         return { accountId: a.accountId, name: a.name, adminUserId: a.adminUserId }
       }),
-    seedJobs: (accountId, count, seed) =>
+    seedJobs: ({ accountId, count, seed }) =>
       op("seedJobs", () => {
         const a = appsAndAccounts.requireAccount("seedJobs", accountId)
         const jobs = a.world.records("jobs")
         changes.create("seedJobs", a, "jobs", count, seed ?? a.seed + jobs.collection.size)
         return { total: jobs.collection.liveCount }
       }),
-    listJobs: (accountId) =>
+    listJobs: ({ accountId }) =>
       op("listJobs", (): ReadonlyArray<JobRecord> => {
         const a = appsAndAccounts.requireAccount("listJobs", accountId)
         return a.world.records("jobs").collection.liveIndices().map((i) => scalarJob(a, i))
       }),
-    editJobs: (accountId, options) => op("editJobs", () => ({ ids: changes.edit("editJobs", appsAndAccounts.requireAccount("editJobs", accountId), "jobs", options) })),
-    deleteJobs: (accountId, options) => op("deleteJobs", () => ({ ids: changes.remove("deleteJobs", appsAndAccounts.requireAccount("deleteJobs", accountId), "jobs", options) })),
-    listRecords: (accountId, collection) =>
+    editJobs: ({ accountId, ...options }) => op("editJobs", () => ({ ids: changes.edit("editJobs", appsAndAccounts.requireAccount("editJobs", accountId), "jobs", options) })),
+    deleteJobs: ({ accountId, ...options }) => op("deleteJobs", () => ({ ids: changes.remove("deleteJobs", appsAndAccounts.requireAccount("deleteJobs", accountId), "jobs", options) })),
+    listRecords: ({ accountId, collection }) =>
       op("listRecords", () => {
         const a = appsAndAccounts.requireAccount("listRecords", accountId)
         const records = changes.recordsOf("listRecords", a, collection)
         return records.collection.liveIndices().map((i) => a.world.listed(records.name, i))
       }),
-    createRecords: (accountId, collection, count, seed) =>
+    createRecords: ({ accountId, collection, count, seed }) =>
       op("createRecords", () => ({ ids: changes.create("createRecords", appsAndAccounts.requireAccount("createRecords", accountId), collection, count, seed) })),
-    editRecords: (accountId, collection, selection) =>
+    editRecords: ({ accountId, collection, ...selection }) =>
       op("editRecords", () => ({ ids: changes.edit("editRecords", appsAndAccounts.requireAccount("editRecords", accountId), collection, selection) })),
-    deleteRecords: (accountId, collection, selection) =>
+    deleteRecords: ({ accountId, collection, ...selection }) =>
       op("deleteRecords", () => ({ ids: changes.remove("deleteRecords", appsAndAccounts.requireAccount("deleteRecords", accountId), collection, selection) })),
-    editLineItems: (accountId, collection, selection) =>
+    editLineItems: ({ accountId, collection, ...selection }) =>
       op("editLineItems", () => ({ ids: changes.editLineItems("editLineItems", appsAndAccounts.requireAccount("editLineItems", accountId), collection, selection) })),
     setChurn: (options) =>
       op("setChurn", () => {
@@ -110,8 +107,8 @@ export const makeAdmin = (deps: AdminDeps): EmulatorAdmin => {
         const account = accountId === undefined ? undefined : appsAndAccounts.requireAccount("setChurn", accountId)
         churn.set(spec.stop ? null : spec, account)
       }),
-    churnLog: (accountId) => op("churnLog", () => churn.log(appsAndAccounts.requireAccount("churnLog", accountId).accountId)),
-    setCursorMode: (mode, accountId) =>
+    churnLog: ({ accountId }) => op("churnLog", () => churn.log(appsAndAccounts.requireAccount("churnLog", accountId).accountId)),
+    setCursorMode: ({ mode, accountId }) =>
       op("setCursorMode", () => {
         if (mode !== "offset" && mode !== "keyset") throw new AdminRejected({ reason: `setCursorMode: mode must be offset or keyset, got ${String(mode)}` })
         if (accountId === undefined) appsAndAccounts.cursorMode = mode
@@ -124,14 +121,14 @@ export const makeAdmin = (deps: AdminDeps): EmulatorAdmin => {
         approval.mode = options.mode
         approval.accountId = options.accountId
       }),
-    marketplaceDisconnect: (clientId, accountId) =>
+    marketplaceDisconnect: ({ clientId, accountId }) =>
       op("marketplaceDisconnect", () => {
         const app = appsAndAccounts.requireApp("marketplaceDisconnect", clientId)
         const account = appsAndAccounts.requireAccount("marketplaceDisconnect", accountId)
         invalidation.disconnectAll(app, account, "the admin disconnected the app from the marketplace")
         webhooks.emit(app, account, "APP_DISCONNECT", clock.nowMs())
       }),
-    automaticDisconnect: (clientId, accountId, reason) =>
+    automaticDisconnect: ({ clientId, accountId, reason }) =>
       op("automaticDisconnect", () => {
         if (!reasons.includes(reason)) throw new AdminRejected({ reason: `automaticDisconnect: reason must be one of ${reasons.join(", ")}` })
         invalidation.automaticDisconnect(
@@ -140,9 +137,9 @@ export const makeAdmin = (deps: AdminDeps): EmulatorAdmin => {
           reason
         )
       }),
-    regenerateSecret: (clientId) =>
+    regenerateSecret: ({ clientId }) =>
       op("regenerateSecret", () => ({ clientSecret: invalidation.regenerateSecret(appsAndAccounts.requireApp("regenerateSecret", clientId)) })),
-    reauthorizeAfterScopeChange: (clientId, accountId, scopes) =>
+    reauthorizeAfterScopeChange: ({ clientId, accountId, scopes }) =>
       op("reauthorizeAfterScopeChange", () =>
         invalidation.reauthorizeAfterScopeChange(
           appsAndAccounts.requireApp("reauthorizeAfterScopeChange", clientId),
@@ -150,7 +147,7 @@ export const makeAdmin = (deps: AdminDeps): EmulatorAdmin => {
           scopes
         )
       ),
-    startSandboxSession: (clientId, accountId) =>
+    startSandboxSession: ({ clientId, accountId }) =>
       op("startSandboxSession", () => ({
         accessToken: invalidation.startSandboxSession(
           appsAndAccounts.requireApp("startSandboxSession", clientId),
@@ -169,13 +166,13 @@ export const makeAdmin = (deps: AdminDeps): EmulatorAdmin => {
             : undefined
         limits.set(rest as Limits, clock.nowMs(), pair)
       }),
-    setFaults: (f: Faults) => op("setFaults", () => faults.set(f)),
-    advanceClock: (seconds) => op("advanceClock", () => clock.advance(seconds)),
-    isRefreshTokenValid: (clientId, refreshToken) => op("isRefreshTokenValid", () => grants.isRefreshTokenValid(clientId, refreshToken)),
-    liveRefreshTokens: (clientId, accountId) => op("liveRefreshTokens", () => grants.liveRefreshTokens(clientId, accountId)),
+    setFaults: (f) => op("setFaults", () => faults.set(f)),
+    advanceClock: ({ seconds }) => op("advanceClock", () => clock.advance(seconds)),
+    isRefreshTokenValid: ({ clientId, refreshToken }) => op("isRefreshTokenValid", () => grants.isRefreshTokenValid(clientId, refreshToken)),
+    liveRefreshTokens: ({ clientId, accountId }) => op("liveRefreshTokens", () => grants.liveRefreshTokens(clientId, accountId)),
     stats: () => op("stats", () => stats.snapshot()),
     resetStats: () => op("resetStats", () => stats.reset()),
-    updateApp: (clientId, patch) =>
+    updateApp: ({ clientId, ...patch }) =>
       op("updateApp", () => {
         appsAndAccounts.updateApp(clientId, patch)
       }),
@@ -195,5 +192,5 @@ export const makeAdmin = (deps: AdminDeps): EmulatorAdmin => {
         return d
       }),
     clock: () => op("clock", () => ({ nowMs: clock.nowMs(), offsetSeconds: clock.offsetSeconds }))
-  }
+  })
 }

@@ -1,11 +1,13 @@
-import { Clock, Context, Data, Effect, FiberSet, Layer, Runtime, type Scope } from "effect"
+import { HttpServer } from "@effect/platform"
+import { RpcSerialization, RpcServer, RpcTest } from "@effect/rpc"
+import { Clock, Context, Data, Effect, FiberSet, Layer, type Scope } from "effect"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
-import { makeAdmin } from "./Admin.js"
+import { adminHandlers } from "./Admin.js"
+import { ADMIN_PATH } from "./EmulatorAdminClient.js"
 import { AppsAndAccounts } from "./AppsAndAccounts.js"
 import { Churn } from "./Churn.js"
-import { handleAdmin } from "./AdminHttp.js"
-import type { AccountSpec, AppSpec, EmulatorAdmin, Faults, Limits } from "./EmulatorAdmin.js"
+import { type AccountSpec, AdminRpcs, type AppSpec, type EmulatorAdmin, type Faults, type Limits } from "./EmulatorAdmin.js"
 import { FaultInjector } from "./Faults.js"
 import { Grants } from "./Grants.js"
 import { handleGraphql, serviceSchema } from "./GraphqlEndpoint.js"
@@ -29,7 +31,7 @@ export interface EmulatorOptions {
   /** 0 (default) picks a free port. */
   readonly port?: number
   readonly host?: string
-  /** Serve the admin API over HTTP under /__admin/ (always available in process as `admin`). */
+  /** Serve the admin API over HTTP at /__admin (always available in process as `admin`). */
   readonly admin?: boolean
   readonly apps?: ReadonlyArray<AppSpec>
   readonly accounts?: ReadonlyArray<AccountSpec>
@@ -108,8 +110,10 @@ const makeEmulator = (options: EmulatorOptions): Effect.Effect<EmulatorHandle, E
     const subscriptions = new WebhookSubscriptions(appsAndAccounts, clock)
     const changes = new RecordChanges(clock, (account, change) => webhooks.recordChanged((a, topic) => subscriptions.targets(a, topic), account, change))
     const churn = new Churn(changes, clock)
-    const admin = makeAdmin({ baseUrl, appsAndAccounts, grants, invalidation, clock, limits, faults, stats, approval, webhooks, changes, churn, subscriptions })
-    const runPromise = Runtime.runPromise(runtime)
+    const handlers = AdminRpcs.toLayer(adminHandlers({ appsAndAccounts, grants, invalidation, clock, limits, faults, stats, approval, webhooks, changes, churn, subscriptions }))
+    const admin: EmulatorAdmin = yield* Effect.provide(RpcTest.makeClient(AdminRpcs), handlers)
+    const adminHttp = options.admin ? RpcServer.toWebHandler(AdminRpcs, { layer: Layer.mergeAll(handlers, RpcSerialization.layerJson, HttpServer.layerContext) }) : undefined
+    if (adminHttp) yield* Effect.addFinalizer(() => Effect.promise(() => adminHttp.dispose()))
 
     const route = async (req: http.IncomingMessage, res: http.ServerResponse): Promise<void> => {
       const url = new URL(req.url ?? "/", baseUrl)
@@ -159,11 +163,13 @@ const makeEmulator = (options: EmulatorOptions): Effect.Effect<EmulatorHandle, E
       }
       const listing = /^\/marketplace\/apps\/([^/]+)$/.exec(path)
       if (listing && method === "GET") return writeReply(res, oauth.marketplaceListing(decodeURIComponent(listing[1]!)))
-      const adminOp = /^\/__admin\/([A-Za-z]+)$/.exec(path)
-      if (adminOp && options.admin) {
-        if (method !== "POST") return writeReply(res, jsonReply(405, { error: { operation: adminOp[1], reason: "admin operations are POST" } }))
+      if (path === ADMIN_PATH && adminHttp) {
+        if (method !== "POST") return writeReply(res, jsonReply(405, { error: "method_not_allowed", error_description: `${ADMIN_PATH} accepts POST only` }))
         const body = await readBody(req)
-        return writeReply(res, await runPromise(handleAdmin(admin, adminOp[1]!, body)))
+        const answer = await adminHttp.handler(
+          new Request(url, { method, headers: { "content-type": req.headers["content-type"] ?? "application/json" }, body })
+        )
+        return writeReply(res, { status: answer.status, headers: Object.fromEntries(answer.headers), body: await answer.text() })
       }
       if (path === "/" && method === "GET") {
         return writeReply(res, jsonReply(200, { service: "account-sync emulator", baseUrl, admin: Boolean(options.admin) }))

@@ -26,7 +26,7 @@ export interface EmulatorTestOptions {
   readonly autoApprove?: boolean
   readonly limits?: Limits
   readonly webhookRetry?: WebhookRetryOptions
-  /** Serve /__admin/ over HTTP too (default true). */
+  /** Serve /__admin over HTTP too (default true). */
   readonly httpAdmin?: boolean
 }
 

@@ -71,7 +71,7 @@ export const expectStreamExact = (stream: AnyStream, accountId: string) =>
   Effect.gen(function* () {
     const { admin } = yield* TestEmulator
     const sql = yield* SqlClient.SqlClient
-    const listed = yield* admin.listRecords(accountId, stream.connection)
+    const listed = yield* admin.listRecords({ accountId, collection: stream.connection })
     const service = new Map(listed.map((r) => [String(r.id), r]))
     const rows = yield* sql<Record<string, unknown>>`SELECT * FROM ${sql(stream.table)} WHERE account_id = ${accountId} AND deleted_at IS NULL`
     const stored = new Map(rows.map((r) => [String(r.id), r]))

@@ -74,7 +74,7 @@ export const expectWarehouseExact = (accountId: string) =>
   Effect.gen(function* () {
     const { admin } = yield* TestEmulator
     const sql = yield* SqlClient.SqlClient
-    const service = [...(yield* admin.listJobs(accountId))].sort(byId)
+    const service = [...(yield* admin.listJobs({ accountId }))].sort(byId)
     const rows = yield* sql<Record<string, unknown>>`SELECT * FROM jobs WHERE account_id = ${accountId} AND deleted_at IS NULL`
     const stored = [...rows]
       .map((r) => {

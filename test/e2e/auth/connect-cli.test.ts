@@ -126,7 +126,7 @@ layer(Stack, { excludeTestServices: true })("connect, status and disconnect comm
       const disconnect = yield* runCli(["disconnect", "--account", a!.accountId], env)
       expect(disconnect.code).toBe(0)
       expect(disconnect.stdout).toContain(`disconnected ${a!.accountId}`)
-      expect(yield* emulator.admin.isRefreshTokenValid(emulator.app.clientId, Redacted.value(refreshBefore))).toBe(false)
+      expect(yield* emulator.admin.isRefreshTokenValid({ clientId: emulator.app.clientId, refreshToken: Redacted.value(refreshBefore) })).toBe(false)
       // the table `status` prints without --json
       const table = connectionsTable(yield* (yield* Connections).list())
       expect(table.split("\n")[0]).toMatch(/^ACCOUNT\s+NAME\s+STATUS\s+REASON\s+TOKEN EXPIRES\s+LAST RUN$/)

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
+import { EmulatorAdminClient } from "../../../src/emulator/EmulatorAdminClient.js"
 import { type ChildProcess, spawn } from "node:child_process"
 import { fileURLToPath } from "node:url"
 import { http, pkce, postForm } from "../../support/emulatorClient.js"
@@ -67,7 +68,8 @@ describe("account-sync emulator (CLI)", () => {
         grant_type: "refresh_token", client_id: "cli-client", client_secret: "cli-secret", refresh_token: tokens.json.refresh_token
       })
       expect(typeof rotated.json.refresh_token).toBe("string")
-      expect((yield* http(`${baseUrl}/__admin/stats`, { method: "POST", body: "{}" })).json.result.tokenRequests.refresh_token).toBe(1)
+      const stats = yield* Effect.scoped(Effect.flatMap(EmulatorAdminClient.make(baseUrl), (admin) => admin.stats()))
+      expect(stats.tokenRequests.refresh_token).toBe(1)
 
       const exit = yield* Effect.async<number | null>((resume) => {
         child.once("exit", (c) => resume(Effect.succeed(c)))

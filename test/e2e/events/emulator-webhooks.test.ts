@@ -69,16 +69,16 @@ const changeAcrossCollections = (accountId: string, seed: number) =>
     const { admin } = yield* TestEmulator
     const touched: Touched = {}
     for (const collection of ["jobs", "clients", "invoices", "visits"]) {
-      const created = (yield* admin.createRecords(accountId, collection, 2, ++seed)).ids
-      const live = (yield* admin.listRecords(accountId, collection)).map((r) => String(r.id)).filter((id) => !created.includes(id))
+      const created = (yield* admin.createRecords({ accountId, collection, count: 2, seed: ++seed })).ids
+      const live = (yield* admin.listRecords({ accountId, collection })).map((r) => String(r.id)).filter((id) => !created.includes(id))
       // distinct records edited and deleted, drawn from the seed
       const shuffled = [...live].sort((a, b) => crypto.createHash("md5").update(`${seed}${a}`).digest("hex").localeCompare(crypto.createHash("md5").update(`${seed}${b}`).digest("hex")))
-      const edited = (yield* admin.editRecords(accountId, collection, { ids: shuffled.slice(0, 3), seed: ++seed })).ids
-      const deleted = (yield* admin.deleteRecords(accountId, collection, { ids: shuffled.slice(3, 5) })).ids
+      const edited = (yield* admin.editRecords({ accountId, collection, ids: shuffled.slice(0, 3), seed: ++seed })).ids
+      const deleted = (yield* admin.deleteRecords({ accountId, collection, ids: shuffled.slice(3, 5) })).ids
       touched[collection] = { created, edited, deleted }
     }
     // invoices' line items added, removed and edited (an update of the invoice), one of them just created
-    yield* admin.editLineItems(accountId, "invoices", { ids: [touched.invoices!.edited[0]!, touched.invoices!.created[0]!], add: 2, remove: 1, edit: 1, seed: ++seed })
+    yield* admin.editLineItems({ accountId, collection: "invoices", ids: [touched.invoices!.edited[0]!, touched.invoices!.created[0]!], add: 2, remove: 1, edit: 1, seed: ++seed })
     return touched
   })
 
@@ -158,8 +158,8 @@ layer(harness, { timeout: 240_000, excludeTestServices: true })("the emulator's 
       yield* startServe
       const touched = yield* changeAcrossCollections(accountId, 2000)
       // the same records changed again at once: their events may arrive in either order
-      yield* admin.editRecords(accountId, "jobs", { ids: touched.jobs!.edited, seed: 2100 })
-      yield* admin.editRecords(accountId, "clients", { ids: touched.clients!.created, seed: 2101 })
+      yield* admin.editRecords({ accountId, collection: "jobs", ids: touched.jobs!.edited, seed: 2100 })
+      yield* admin.editRecords({ accountId, collection: "clients", ids: touched.clients!.created, seed: 2101 })
 
       // forged: signed with another secret, and a genuine signature over a body changed afterwards
       const liveJob = touched.jobs!.edited[0]!

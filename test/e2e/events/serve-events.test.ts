@@ -46,9 +46,9 @@ layer(harness, { timeout: 120_000, excludeTestServices: true })("serve applies c
       // 1. a serve that looks for due events only once an hour: what it receives stays queued when it is killed
       const first = yield* spawnCli(["serve", "--port", String(port), "--host", "127.0.0.1"], { ...env, EVENTS_POLL_INTERVAL: "1 hour" })
       yield* waitForHealth(base)
-      const edited = (yield* admin.editJobs(accountId, { count: 5, seed: 21 })).ids
-      const deleted = (yield* admin.deleteJobs(accountId, { count: 3, seed: 22 })).ids.filter((id) => !edited.includes(id))
-      const updatedAt = new Map((yield* admin.listJobs(accountId)).map((j) => [j.id, j.updatedAt]))
+      const edited = (yield* admin.editJobs({ accountId, count: 5, seed: 21 })).ids
+      const deleted = (yield* admin.deleteJobs({ accountId, count: 3, seed: 22 })).ids.filter((id) => !edited.includes(id))
+      const updatedAt = new Map((yield* admin.listJobs({ accountId })).map((j) => [j.id, j.updatedAt]))
       const { nowMs } = yield* admin.clock()
       const deliveries = [
         ...edited.filter((id) => updatedAt.has(id)).map((id) => ({ topic: "JOB_UPDATE", accountId: webhookAccountId, itemId: id, occuredAt: updatedAt.get(id)! })),

@@ -46,7 +46,7 @@ layer(syncHarness({ accounts: 2 }), { timeout: 60_000, excludeTestServices: true
     Effect.gen(function* () {
       const { account, token, api, admin, app } = yield* tokenOf(1)
       // the refresh token dies, the access token lives on: the service answers with userErrors
-      yield* admin.automaticDisconnect(app.clientId, account.accountId, "churn")
+      yield* admin.automaticDisconnect({ clientId: app.clientId, accountId: account.accountId, reason: "churn" })
       const rejected = yield* Effect.flip(api.appDisconnect(account.accountId, token))
       expect(rejected._tag).toBe("DisconnectRejected")
       if (rejected._tag === "DisconnectRejected") {

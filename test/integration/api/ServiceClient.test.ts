@@ -73,7 +73,7 @@ layer(syncHarness({ accounts: 1, jobs: 300 }), { timeout: 60_000, excludeTestSer
     Effect.gen(function* () {
       const { accountId, client, admin } = yield* setup
       const limited = yield* admin.createApp({ clientId: "limited-app", clientSecret: "s3cret-limited", redirectUri: "http://127.0.0.1:1/cb", scopes: [] })
-      const { accessToken } = yield* admin.startSandboxSession(limited.clientId, accountId)
+      const { accessToken } = yield* admin.startSandboxSession({ clientId: limited.clientId, accountId })
       const denied = yield* Effect.flip(client.executeWithToken(Redacted.make(accessToken), JobsPageQuery, { first: 5, offset: 0 }))
       expect(denied._tag).toBe("PermissionDenied")
       // the account query works with any scope set
@@ -99,7 +99,7 @@ layer(syncHarness({ accounts: 1, jobs: 300 }), { timeout: 60_000, excludeTestSer
     Effect.gen(function* () {
       const { accountId, client, admin } = yield* setup
       // the service's clock moves past the token's expiry; ours does not, so the stored token is sent and refused
-      yield* admin.advanceClock(3700)
+      yield* admin.advanceClock({ seconds: 3700 })
       yield* admin.resetStats()
       const result = yield* client.execute(accountId, AccountQuery)
       expect((result.data as { account: { id: string } }).account.id).toBe(accountId)

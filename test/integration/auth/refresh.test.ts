@@ -48,7 +48,7 @@ const nearExpiry = (accountId: string) =>
     yield* TestClock.setTime(target)
     const emulator = yield* TestEmulator
     const { nowMs } = yield* emulator.admin.clock()
-    if (target > nowMs) yield* emulator.admin.advanceClock(Math.ceil((target - nowMs) / 1000))
+    if (target > nowMs) yield* emulator.admin.advanceClock({ seconds: Math.ceil((target - nowMs) / 1000) })
     return stored
   })
 
@@ -85,7 +85,7 @@ layer(Stack, { excludeTestServices: true })("access tokens: single-flight refres
       // rotation: the stored refresh token is the new one, and the service accepts it
       const emulator = yield* TestEmulator
       expect(Redacted.value(Option.getOrThrow(stored.refreshToken))).not.toBe(Redacted.value(Option.getOrThrow(stale.refreshToken)))
-      expect(yield* emulator.admin.isRefreshTokenValid(emulator.app.clientId, Redacted.value(Option.getOrThrow(stored.refreshToken)))).toBe(true)
+      expect(yield* emulator.admin.isRefreshTokenValid({ clientId: emulator.app.clientId, refreshToken: Redacted.value(Option.getOrThrow(stored.refreshToken)) })).toBe(true)
     }).pipe(Effect.provide(TestContext.TestContext))
   )
 
@@ -108,7 +108,7 @@ layer(Stack, { excludeTestServices: true })("access tokens: single-flight refres
       expect(new Set(results.map(Redacted.value)).size).toBe(1)
       const stored = Option.getOrThrow(yield* rememberStored(accountId))
       expect(stored.version).toBe(stale.version + 1)
-      expect(yield* emulator.admin.isRefreshTokenValid(emulator.app.clientId, Redacted.value(Option.getOrThrow(stored.refreshToken)))).toBe(true)
+      expect(yield* emulator.admin.isRefreshTokenValid({ clientId: emulator.app.clientId, refreshToken: Redacted.value(Option.getOrThrow(stored.refreshToken)) })).toBe(true)
       expect(Option.getOrThrow(yield* (yield* Connections).get(accountId)).status).toBe("active")
     }).pipe(Effect.provide(TestContext.TestContext))
   )
@@ -161,7 +161,7 @@ layer(Stack, { excludeTestServices: true })("access tokens: single-flight refres
       const otherId = yield* account(4)
       yield* connectAccount(revokedId)
       yield* connectAccount(otherId)
-      yield* emulator.admin.automaticDisconnect(emulator.app.clientId, revokedId, "churn")
+      yield* emulator.admin.automaticDisconnect({ clientId: emulator.app.clientId, accountId: revokedId, reason: "churn" })
       const tokens = yield* AccessTokens
       const current = yield* tokens.get(revokedId)
       const refused = yield* Effect.flip(tokens.refreshAfterRejection(revokedId, current))

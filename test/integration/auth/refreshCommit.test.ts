@@ -42,7 +42,7 @@ describe.skipIf(embeddedTestDatabase())("a rotated refresh token and a lost data
         const refreshes = Effect.map(emulator.admin.stats(), (s) => s.refreshesByAccount[accountId] ?? 0)
         yield* connectAccount(accountId)
         const before = Option.getOrThrow(yield* store.read(accountId))
-        expect(yield* emulator.admin.liveRefreshTokens(clientId, accountId)).toBe(1)
+        expect(yield* emulator.admin.liveRefreshTokens({ clientId, accountId })).toBe(1)
 
         yield* sql.unsafe(killFirstTokenCommit)
         const fresh = yield* tokens.refreshAfterRejection(accountId, before.accessToken)
@@ -56,8 +56,8 @@ describe.skipIf(embeddedTestDatabase())("a rotated refresh token and a lost data
         expect(after.version).toBe(before.version + 1)
         const storedRefresh = Redacted.value(Option.getOrThrow(after.refreshToken))
         expect(storedRefresh).not.toBe(Redacted.value(Option.getOrThrow(before.refreshToken)))
-        expect(yield* emulator.admin.isRefreshTokenValid(clientId, storedRefresh)).toBe(true)
-        expect(yield* emulator.admin.liveRefreshTokens(clientId, accountId)).toBe(1)
+        expect(yield* emulator.admin.isRefreshTokenValid({ clientId, refreshToken: storedRefresh })).toBe(true)
+        expect(yield* emulator.admin.liveRefreshTokens({ clientId, accountId })).toBe(1)
         expect(Option.getOrThrow(yield* (yield* Connections).get(accountId)).status).toBe("active")
 
         // the next run syncs with the new token, and its next refresh (with the stored refresh token) is accepted
@@ -67,9 +67,9 @@ describe.skipIf(embeddedTestDatabase())("a rotated refresh token and a lost data
         expect(Redacted.value(next)).not.toBe(Redacted.value(fresh))
         expect(yield* refreshes).toBe(2)
         expect(Option.getOrThrow(yield* (yield* Connections).get(accountId)).status).toBe("active")
-        expect(yield* emulator.admin.liveRefreshTokens(clientId, accountId)).toBe(1)
+        expect(yield* emulator.admin.liveRefreshTokens({ clientId, accountId })).toBe(1)
         const last = Option.getOrThrow(yield* store.read(accountId))
-        expect(yield* emulator.admin.isRefreshTokenValid(clientId, Redacted.value(Option.getOrThrow(last.refreshToken)))).toBe(true)
+        expect(yield* emulator.admin.isRefreshTokenValid({ clientId, refreshToken: Redacted.value(Option.getOrThrow(last.refreshToken)) })).toBe(true)
       })
     )
   })

@@ -170,7 +170,7 @@ layer(Stack, { excludeTestServices: true })("serve: /oauth/start, /oauth/callbac
     Effect.gen(function* () {
       const emulator = yield* TestEmulator
       const acc = yield* account(0)
-      yield* emulator.admin.marketplaceDisconnect(emulator.app.clientId, acc.accountId)
+      yield* emulator.admin.marketplaceDisconnect({ clientId: emulator.app.clientId, accountId: acc.accountId })
       yield* statusOf(acc.accountId).pipe(
         Effect.filterOrFail((s) => Option.getOrUndefined(s) === "disconnected"),
         Effect.retry(Schedule.spaced("50 millis").pipe(Schedule.upTo(Duration.seconds(5))))

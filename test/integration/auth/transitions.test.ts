@@ -55,7 +55,7 @@ layer(Stack, { excludeTestServices: true })("every spec transition that ends tok
     Effect.gen(function* () {
       const emulator = yield* TestEmulator
       const [a0] = yield* ids
-      yield* emulator.admin.marketplaceDisconnect(emulator.app.clientId, a0!)
+      yield* emulator.admin.marketplaceDisconnect({ clientId: emulator.app.clientId, accountId: a0! })
       const row = yield* statusJson.pipe(
         Effect.map((rows) => rows.get(a0!)!),
         Effect.filterOrFail((r) => r.status === "disconnected"),
@@ -75,7 +75,7 @@ layer(Stack, { excludeTestServices: true })("every spec transition that ends tok
       const row = (yield* statusJson).get(a1)!
       expect([row.status, row.tokenExpiresAt]).toEqual(["disconnected", null])
       expect(row.reason).toContain("appDisconnect")
-      expect(yield* emulator.admin.isRefreshTokenValid(emulator.app.clientId, Redacted.value(refresh))).toBe(false)
+      expect(yield* emulator.admin.isRefreshTokenValid({ clientId: emulator.app.clientId, refreshToken: Redacted.value(refresh) })).toBe(false)
     })
   )
 
@@ -83,9 +83,9 @@ layer(Stack, { excludeTestServices: true })("every spec transition that ends tok
     Effect.gen(function* () {
       const emulator = yield* TestEmulator
       const [, , a2, a3, a4] = yield* ids
-      yield* emulator.admin.automaticDisconnect(emulator.app.clientId, a2!, "downgrade")
-      yield* emulator.admin.reauthorizeAfterScopeChange(emulator.app.clientId, a3!, ["read_jobs", "read_clients", "write_jobs"])
-      yield* emulator.admin.startSandboxSession(emulator.app.clientId, a4!)
+      yield* emulator.admin.automaticDisconnect({ clientId: emulator.app.clientId, accountId: a2!, reason: "downgrade" })
+      yield* emulator.admin.reauthorizeAfterScopeChange({ clientId: emulator.app.clientId, accountId: a3!, scopes: ["read_jobs", "read_clients", "write_jobs"] })
+      yield* emulator.admin.startSandboxSession({ clientId: emulator.app.clientId, accountId: a4! })
       for (const id of [a2!, a3!, a4!]) {
         const result = yield* getAtExpiry(id)
         expect(result._tag === "Left" && result.left._tag).toBe("TokenRefused")
@@ -101,7 +101,7 @@ layer(Stack, { excludeTestServices: true })("every spec transition that ends tok
       const emulator = yield* TestEmulator
       const settings = yield* OAuthClient
       const a5 = (yield* ids)[5]!
-      const { clientSecret } = yield* emulator.admin.regenerateSecret(emulator.app.clientId)
+      const { clientSecret } = yield* emulator.admin.regenerateSecret({ clientId: emulator.app.clientId })
 
       const misconfigured = yield* getAtExpiry(a5)
       expect(misconfigured._tag === "Left" && misconfigured.left._tag).toBe("ClientMisconfigured")

@@ -83,15 +83,15 @@ describe("change webhooks", () => {
         yield* graphql(emu, access_token, CREATE, { variables: { input: { topic, url } } })
       }
       const before = yield* emu.admin.clock()
-      const created = (yield* emu.admin.createRecords(accountId, "jobs", 2, 5)).ids
-      const edited = (yield* emu.admin.editJobs(accountId, { count: 3, seed: 7 })).ids
-      const untouched = (yield* emu.admin.listJobs(accountId)).map((j) => j.id).filter((id) => !edited.includes(id) && !created.includes(id))
-      const destroyed = (yield* emu.admin.deleteRecords(accountId, "jobs", { ids: untouched.slice(0, 1) })).ids
-      const invoices = (yield* emu.admin.editLineItems(accountId, "invoices", { count: 2, edit: 1, seed: 9 })).ids
-      const users = (yield* emu.admin.editRecords(accountId, "users", { count: 1, seed: 10 })).ids
+      const created = (yield* emu.admin.createRecords({ accountId, collection: "jobs", count: 2, seed: 5 })).ids
+      const edited = (yield* emu.admin.editJobs({ accountId, count: 3, seed: 7 })).ids
+      const untouched = (yield* emu.admin.listJobs({ accountId })).map((j) => j.id).filter((id) => !edited.includes(id) && !created.includes(id))
+      const destroyed = (yield* emu.admin.deleteRecords({ accountId, collection: "jobs", ids: untouched.slice(0, 1) })).ids
+      const invoices = (yield* emu.admin.editLineItems({ accountId, collection: "invoices", count: 2, edit: 1, seed: 9 })).ids
+      const users = (yield* emu.admin.editRecords({ accountId, collection: "users", count: 1, seed: 10 })).ids
       // not subscribed (CLIENT_UPDATE), or no topic at all for the change (users are never destroyed: no USER_DESTROY)
-      yield* emu.admin.editRecords(accountId, "clients", { count: 2, seed: 11 })
-      yield* emu.admin.deleteRecords(accountId, "users", { count: 1, seed: 12 })
+      yield* emu.admin.editRecords({ accountId, collection: "clients", count: 2, seed: 11 })
+      yield* emu.admin.deleteRecords({ accountId, collection: "users", count: 1, seed: 12 })
       const expected = [
         ...created.map((id) => ["JOB_CREATE", id]),
         ...edited.map((id) => ["JOB_UPDATE", id]),
@@ -109,7 +109,7 @@ describe("change webhooks", () => {
         expect(Date.parse(r.event.occuredAt)).toBeGreaterThanOrEqual(Math.floor(before.nowMs / 1000) * 1000)
       }
       // an edited job's event carries its new update time
-      const job = (yield* emu.admin.listJobs(accountId)).find((j) => j.id === edited[0])!
+      const job = (yield* emu.admin.listJobs({ accountId })).find((j) => j.id === edited[0])!
       expect(got.find((r) => r.event.itemId === edited[0])!.event.occuredAt).toBe(job.updatedAt)
       for (const d of yield* emu.admin.webhookDeliveries()) expect(d.answerMs).toBeGreaterThan(0)
     })
@@ -121,21 +121,21 @@ describe("change webhooks", () => {
       const emu = yield* makeTestEmulator({ jobs: 40, webhookUrl: url })
       const accountId = emu.accounts[0]!.accountId
       const { access_token } = yield* connect(emu, accountId)
-      yield* emu.admin.updateApp(emu.app.clientId, { webhookTopics: ["JOB_CREATE", "JOB_UPDATE", "JOB_DESTROY"] })
+      yield* emu.admin.updateApp({ clientId: emu.app.clientId, webhookTopics: ["JOB_CREATE", "JOB_UPDATE", "JOB_DESTROY"] })
       yield* emu.admin.setChurn({ accountId, creates: 1, edits: 2, deletes: 1, queries: 1, seed: 3 })
       yield* graphql(emu, access_token, `{ jobs(first: 5) { nodes { id } } }`)
-      const log = yield* emu.admin.churnLog(accountId)
+      const log = yield* emu.admin.churnLog({ accountId })
       expect(log).toHaveLength(4)
       yield* waitFor(() => got.length === log.length)
       const topic = { create: "JOB_CREATE", update: "JOB_UPDATE", destroy: "JOB_DESTROY" } as const
       expect(got.map((r) => [r.event.topic, r.event.itemId]).sort()).toEqual(log.map((c) => [topic[c.kind], c.id]).sort())
 
-      const bad = yield* Effect.flip(emu.admin.updateApp(emu.app.clientId, { webhookTopics: ["JOB_UPDATE", "JOB_EXPLODE"] }))
+      const bad = yield* Effect.flip(emu.admin.updateApp({ clientId: emu.app.clientId, webhookTopics: ["JOB_UPDATE", "JOB_EXPLODE"] }))
       expect(bad.reason).toBe("updateApp: webhookTopics: JOB_EXPLODE is not a WebHookTopicEnum value")
 
       // the app disconnected from the account: no more events of it (APP_DISCONNECT itself is sent)
-      yield* emu.admin.marketplaceDisconnect(emu.app.clientId, accountId)
-      yield* emu.admin.editJobs(accountId, { count: 2 })
+      yield* emu.admin.marketplaceDisconnect({ clientId: emu.app.clientId, accountId })
+      yield* emu.admin.editJobs({ accountId, count: 2 })
       expect((yield* emu.admin.webhookDeliveries()).map((d) => d.topic).slice(log.length)).toEqual(["APP_DISCONNECT"])
     })
   )
@@ -144,14 +144,14 @@ describe("change webhooks", () => {
     Effect.gen(function* () {
       const { got, url } = yield* receiver
       const emu = yield* makeTestEmulator({ jobs: 40, webhookUrl: url })
-      const admin = EmulatorAdminClient.make(emu.baseUrl)
+      const admin = yield* EmulatorAdminClient.make(emu.baseUrl)
       const accountId = emu.accounts[0]!.accountId
       yield* connect(emu, accountId)
-      yield* admin.updateApp(emu.app.clientId, { webhookTopics: ["JOB_UPDATE"] })
+      yield* admin.updateApp({ clientId: emu.app.clientId, webhookTopics: ["JOB_UPDATE"] })
 
       // every event twice, with the account's number in base64 (as the real service's webhooks spell it)
       yield* admin.setWebhookOptions({ duplicateRate: 1, accountIdEncoding: "numeric", seed: 5 })
-      const edited = (yield* admin.editJobs(accountId, { count: 3, seed: 1 })).ids
+      const edited = (yield* admin.editJobs({ accountId, count: 3, seed: 1 })).ids
       yield* waitFor(() => got.length === 6)
       const number = /(\d+)$/.exec(Buffer.from(accountId, "base64").toString())![1]!
       for (const id of edited) {
@@ -169,7 +169,7 @@ describe("change webhooks", () => {
       got.length = 0
       yield* admin.setWebhookOptions({ delayMs: 400 })
       const sentAt = Date.now()
-      yield* admin.editJobs(accountId, { count: 1, seed: 2 })
+      yield* admin.editJobs({ accountId, count: 1, seed: 2 })
       yield* waitFor(() => got.length === 1)
       expect(got[0]!.atMs - sentAt).toBeGreaterThanOrEqual(390)
       expect(got[0]!.event.accountId).toBe(accountId)
@@ -178,7 +178,7 @@ describe("change webhooks", () => {
       got.length = 0
       yield* admin.setWebhookOptions({ reorderWindowMs: 300, seed: 9 })
       const order: Array<string> = []
-      for (let k = 0; k < 12; k++) order.push(...(yield* admin.editJobs(accountId, { count: 1, seed: 100 + k })).ids)
+      for (let k = 0; k < 12; k++) order.push(...(yield* admin.editJobs({ accountId, count: 1, seed: 100 + k })).ids)
       const madeAt = Date.now()
       yield* waitFor(() => got.length === 12)
       expect(got[0]!.atMs - madeAt).toBeGreaterThanOrEqual(150)

@@ -11,11 +11,11 @@ layer(EmulatorTest({ jobs: 60 }))("generic collections", (it) => {
       const { accounts, admin } = yield* TestEmulator
       const accountId = accounts[0]!.accountId
       const before = new Map<string, ReadonlyArray<Record<string, unknown>>>()
-      for (const d of definitions) before.set(d.name, yield* admin.listRecords(accountId, d.name))
+      for (const d of definitions) before.set(d.name, yield* admin.listRecords({ accountId, collection: d.name }))
       let seed = 1
-      for (const d of definitions) yield* admin.createRecords(accountId, d.name, 5, ++seed)
+      for (const d of definitions) yield* admin.createRecords({ accountId, collection: d.name, count: 5, seed: ++seed })
       for (const d of definitions) {
-        const after = new Map((yield* admin.listRecords(accountId, d.name)).map((r) => [String(r.id), r]))
+        const after = new Map((yield* admin.listRecords({ accountId, collection: d.name })).map((r) => [String(r.id), r]))
         expect(after.size, d.name).toBe(before.get(d.name)!.length + 5)
         // links (a job's client, a visit's job...) and line items (their product) are drawn when a record is created
         for (const record of before.get(d.name)!) expect(after.get(String(record.id)), `${d.name} ${record.id}`).toEqual(record)
@@ -37,10 +37,10 @@ it.effect("definitions replace the data set of a root field in every account", (
     Effect.gen(function* () {
       const emulator = yield* Emulator.make({ definitions: [leads] })
       const account = yield* emulator.admin.createAccount({ jobs: 30 })
-      const clients = yield* emulator.admin.listRecords(account.accountId, "clients")
+      const clients = yield* emulator.admin.listRecords({ accountId: account.accountId, collection: "clients" })
       expect(clients.map((c) => [c.name, c.isLead])).toEqual(Array.from({ length: 7 }, (_, i) => [`Lead ${i}`, true]))
       // the other collections are the defaults, linked to these clients
-      const jobs = yield* emulator.admin.listRecords(account.accountId, "jobs")
+      const jobs = yield* emulator.admin.listRecords({ accountId: account.accountId, collection: "jobs" })
       expect(jobs).toHaveLength(30)
       const ids = new Set(clients.map((c) => c.id))
       for (const job of jobs) expect(ids.has((job.client as { id: string }).id)).toBe(true)

@@ -18,7 +18,7 @@ describe("errors table", () => {
         expect(res.status).toBe(401)
         expect(res.json).toEqual(expected)
       }
-      yield* emu.admin.advanceClock(3600)
+      yield* emu.admin.advanceClock({ seconds: 3600 })
       const expired = yield* graphql(emu, tokens.access_token, ACCOUNT_QUERY)
       expect(expired.status).toBe(401)
       expect(expired.json).toEqual(expected)
@@ -44,7 +44,7 @@ describe("errors table", () => {
     Effect.gen(function* () {
       const emu = yield* makeTestEmulator()
       const pending = yield* authorize(emu)
-      yield* emu.admin.regenerateSecret(emu.app.clientId)
+      yield* emu.admin.regenerateSecret({ clientId: emu.app.clientId })
       const res = yield* exchange(emu, pending.code, { code_verifier: pending.verifier })
       expect(res.status).toBe(401)
       expect(res.json.error).toBe("invalid_client")
@@ -74,7 +74,7 @@ describe("errors table", () => {
       const emu = yield* makeTestEmulator()
       const tokens = yield* connect(emu)
       // the refresh token dies but the access token lives on: the app is already disconnected when it calls
-      yield* emu.admin.automaticDisconnect(emu.app.clientId, emu.accounts[0]!.accountId, "churn")
+      yield* emu.admin.automaticDisconnect({ clientId: emu.app.clientId, accountId: emu.accounts[0]!.accountId, reason: "churn" })
       const res = yield* graphql(emu, tokens.access_token, "mutation { appDisconnect { app { name } userErrors { message path } } }")
       expect(res.status).toBe(200)
       expect(res.json.errors).toBeUndefined()
@@ -106,7 +106,7 @@ describe("errors table", () => {
       const reused = yield* exchange(emu, a.code, { code_verifier: a.verifier })
       expect([reused.status, reused.json.error]).toEqual([400, "invalid_grant"])
       const b = yield* authorize(emu)
-      yield* emu.admin.advanceClock(601)
+      yield* emu.admin.advanceClock({ seconds: 601 })
       const expired = yield* exchange(emu, b.code, { code_verifier: b.verifier })
       expect([expired.status, expired.json.error]).toEqual([400, "invalid_grant"])
       // an unknown refresh token is the same kind of failure

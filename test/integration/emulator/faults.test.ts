@@ -88,7 +88,7 @@ describe("fault injection", () => {
           faults++
         }
         // whatever happened, the refresh token we hold still works
-        expect(yield* emu.admin.isRefreshTokenValid(emu.app.clientId, refresh_token)).toBe(true)
+        expect(yield* emu.admin.isRefreshTokenValid({ clientId: emu.app.clientId, refreshToken: refresh_token })).toBe(true)
       }
       expect(successes).toBeGreaterThan(5)
       expect(faults).toBeGreaterThan(20)

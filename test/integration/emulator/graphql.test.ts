@@ -49,11 +49,11 @@ describe("GraphQL endpoint: cost and limits", () => {
       expect(after.errors[0].extensions.code).toBe("THROTTLED")
       expect(after.extensions.cost.throttleStatus.currentlyAvailable).toBeGreaterThanOrEqual(throttled.json.extensions.cost.throttleStatus.currentlyAvailable)
       const needed = Math.ceil((301 - after.extensions.cost.throttleStatus.currentlyAvailable) / 50)
-      yield* emu.admin.advanceClock(needed)
+      yield* emu.admin.advanceClock({ seconds: needed })
       const ok = yield* graphql(emu, access_token, q)
       expect(ok.json.data.jobs.nodes).toHaveLength(100)
       // restoration is capped at maximumAvailable
-      yield* emu.admin.advanceClock(3600 - needed - 5)
+      yield* emu.admin.advanceClock({ seconds: 3600 - needed - 5 })
       const full = (yield* graphql(emu, access_token, ACCOUNT_QUERY)).json.extensions.cost.throttleStatus
       expect(full.currentlyAvailable).toBe(1000 - 3)
     })
@@ -70,7 +70,7 @@ describe("GraphQL endpoint: cost and limits", () => {
       expect(retryAfter).toBeGreaterThan(0)
       expect(retryAfter).toBeLessThanOrEqual(60)
       expect(limited.json.errors[0].extensions.code).toBe("TOO_MANY_REQUESTS")
-      yield* emu.admin.advanceClock(retryAfter)
+      yield* emu.admin.advanceClock({ seconds: retryAfter })
       expect((yield* graphql(emu, access_token, ACCOUNT_QUERY)).status).toBe(200)
       expect((yield* emu.admin.stats()).rateLimited).toBe(1)
     })
@@ -105,7 +105,7 @@ describe("GraphQL endpoint: jobs", () => {
         seen.push(...jobs.nodes.map((n: { jobNumber: number }) => n.jobNumber))
         expect(jobs.pageInfo.hasPreviousPage).toBe(pages > 0)
         pages++
-        if (pages === 1) yield* emu.admin.seedJobs(emu.accounts[0]!.accountId, 5) // inserted mid-pagination
+        if (pages === 1) yield* emu.admin.seedJobs({ accountId: emu.accounts[0]!.accountId, count: 5 }) // inserted mid-pagination
         if (!jobs.pageInfo.hasNextPage) {
           expect(jobs.pageInfo.endCursor).toEqual(jobs.nodes.length ? expect.any(String) : null)
           break
@@ -127,10 +127,10 @@ describe("GraphQL endpoint: jobs", () => {
       const emu = yield* makeTestEmulator({ jobs: 20 })
       const accountId = emu.accounts[0]!.accountId
       const { access_token } = yield* connect(emu)
-      const { ids: deleted } = yield* emu.admin.deleteJobs(accountId, { count: 3, seed: 5 })
-      yield* emu.admin.advanceClock(120)
+      const { ids: deleted } = yield* emu.admin.deleteJobs({ accountId, count: 3, seed: 5 })
+      yield* emu.admin.advanceClock({ seconds: 120 })
       const before = yield* emu.admin.clock()
-      const { ids: edited } = yield* emu.admin.editJobs(accountId, { count: 2, seed: 9 })
+      const { ids: edited } = yield* emu.admin.editJobs({ accountId, count: 2, seed: 9 })
       const after = yield* emu.admin.clock()
       const all = (yield* graphql(emu, access_token, pageQuery("first: 100", "id title updatedAt"))).json.data.jobs.nodes
       expect(all).toHaveLength(17)
@@ -142,7 +142,7 @@ describe("GraphQL endpoint: jobs", () => {
       expect(editedAt).toBeGreaterThanOrEqual(Math.floor(before.nowMs / 1000) * 1000)
       expect(editedAt).toBeLessThanOrEqual(Math.floor(after.nowMs / 1000) * 1000)
       // listJobs serves exactly what GraphQL serves
-      const listed = yield* emu.admin.listJobs(accountId)
+      const listed = yield* emu.admin.listJobs({ accountId })
       expect(listed.map((j) => [j.id, j.title, j.updatedAt])).toEqual(all.map((n: { id: string; title: string; updatedAt: string }) => [n.id, n.title, n.updatedAt]))
     })
   )
@@ -151,7 +151,7 @@ describe("GraphQL endpoint: jobs", () => {
     Effect.gen(function* () {
       const emu = yield* makeTestEmulator({ jobs: 57 })
       const { access_token } = yield* connect(emu)
-      const listed = yield* emu.admin.listJobs(emu.accounts[0]!.accountId)
+      const listed = yield* emu.admin.listJobs({ accountId: emu.accounts[0]!.accountId })
       for (const [key, direction] of [["UPDATED_AT", "ASCENDING"], ["UPDATED_AT", "DESCENDING"], ["JOB_NUMBER", "ASCENDING"], ["JOB_NUMBER", "DESCENDING"]] as const) {
         const got: Array<{ jobNumber: number; updatedAt: string }> = []
         let after: string | null = null
@@ -173,7 +173,7 @@ describe("GraphQL endpoint: jobs", () => {
     Effect.gen(function* () {
       const emu = yield* makeTestEmulator({ jobs: 40 })
       const { access_token } = yield* connect(emu)
-      const listed = yield* emu.admin.listJobs(emu.accounts[0]!.accountId)
+      const listed = yield* emu.admin.listJobs({ accountId: emu.accounts[0]!.accountId })
       const pivot = listed[15]!.createdAt
       const end = listed[30]!.createdAt
       const q = (filter: string) => graphql(emu, access_token, `{ jobs(first: 100, filter: { createdAt: ${filter} }) { nodes { jobNumber createdAt } totalCount } }`)
@@ -206,7 +206,7 @@ describe("GraphQL endpoint: jobs", () => {
         expect(res.json.errors[0]).toMatchObject({ message: `argument ${name} of \`jobs\` is not supported by the emulator`, extensions: { code: "ARGUMENT_NOT_SUPPORTED" } })
       }
       // keyset cursors remember their order; offset cursors (the default) are positions in any order
-      yield* emu.admin.setCursorMode("keyset")
+      yield* emu.admin.setCursorMode({ mode: "keyset" })
       const otherSort = (yield* graphql(emu, access_token, pageQuery("first: 2, sort: [{key: UPDATED_AT, direction: DESCENDING}]"))).json.data.jobs
       const mismatch = yield* graphql(emu, access_token, pageQuery(`first: 2, after: "${otherSort.pageInfo.endCursor}"`))
       expect(mismatch.json.errors[0].extensions.code).toBe("INVALID_CURSOR")
@@ -227,7 +227,7 @@ describe("GraphQL endpoint: jobs", () => {
       const res = yield* graphql(emu, access_token, `{ jobs(first: 100) { nodes { ${fields} } } }`)
       expect(res.json.errors).toBeUndefined()
       const nodes = res.json.data.jobs.nodes as Array<Record<string, unknown>>
-      const listed = yield* emu.admin.listJobs(emu.accounts[0]!.accountId)
+      const listed = yield* emu.admin.listJobs({ accountId: emu.accounts[0]!.accountId })
       const { client: _client, ...first } = nodes[0]!
       expect(first).toEqual(listed[0])
       for (const n of nodes) {
@@ -236,7 +236,7 @@ describe("GraphQL endpoint: jobs", () => {
         expect(typeof n.total).toBe("number")
       }
       // realistic variety: some null/empty titles and some non-ASCII ones over a larger sample
-      const titles = (yield* emu.admin.listJobs(emu.accounts[0]!.accountId)).map((j) => j.title)
+      const titles = (yield* emu.admin.listJobs({ accountId: emu.accounts[0]!.accountId })).map((j) => j.title)
       expect(titles.some((t) => t === null || t === "")).toBe(true)
       expect(titles.some((t) => t !== null && /[^\x00-\x7f]/.test(t))).toBe(true)
     })
@@ -270,7 +270,7 @@ describe("GraphQL endpoint: headers and scopes", () => {
     Effect.gen(function* () {
       const emu = yield* makeTestEmulator({ jobs: 2, scopes: ["read_clients"] })
       const old = yield* connect(emu)
-      yield* emu.admin.updateApp(emu.app.clientId, { scopes: ["read_jobs"] })
+      yield* emu.admin.updateApp({ clientId: emu.app.clientId, scopes: ["read_jobs"] })
       expect((yield* graphql(emu, old.access_token, "{ jobs(first: 1) { nodes { id } } }")).json.errors[0].extensions.code).toBe("ACCESS_DENIED")
       const fresh = yield* connect(emu)
       expect((yield* graphql(emu, fresh.access_token, "{ jobs(first: 1) { nodes { id } } }")).json.data.jobs.nodes).toHaveLength(1)

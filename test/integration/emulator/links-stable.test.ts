@@ -9,14 +9,14 @@ describe("emulator data", () => {
     Effect.gen(function* () {
       const emu = yield* makeTestEmulator({ jobs: 60 })
       const accountId = emu.accounts[0]!.accountId
-      const snapshot = Effect.forEach(collections, (c) => emu.admin.listRecords(accountId, c)).pipe(
+      const snapshot = Effect.forEach(collections, (c) => emu.admin.listRecords({ accountId, collection: c })).pipe(
         Effect.map((lists) => lists.map((records) => new Map(records.map((r) => [String(r.id), JSON.stringify(r)]))))
       )
       const before = yield* snapshot
       // records created later link to what existed then, and change nothing of the records already there
       let seed = 1
-      for (const c of ["clients", "properties", "quotes", "requests", "users", "products", "jobs", "invoices"]) yield* emu.admin.createRecords(accountId, c, 5, ++seed)
-      const deleted = (yield* emu.admin.deleteRecords(accountId, "clients", { ids: [...before[6]!.keys()].slice(0, 2) })).ids
+      for (const c of ["clients", "properties", "quotes", "requests", "users", "products", "jobs", "invoices"]) yield* emu.admin.createRecords({ accountId, collection: c, count: 5, seed: ++seed })
+      const deleted = (yield* emu.admin.deleteRecords({ accountId, collection: "clients", ids: [...before[6]!.keys()].slice(0, 2) })).ids
       const after = yield* snapshot
       for (let k = 0; k < collections.length; k++) {
         // every record that was there is exactly as it was (the deleted ones are gone)

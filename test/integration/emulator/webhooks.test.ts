@@ -19,7 +19,7 @@ describe("APP_DISCONNECT webhook", () => {
       const accountId = emu.accounts[0]!.accountId
       yield* connect(emu)
       const before = yield* emu.admin.clock()
-      yield* emu.admin.marketplaceDisconnect(emu.app.clientId, accountId)
+      yield* emu.admin.marketplaceDisconnect({ clientId: emu.app.clientId, accountId })
       const after = yield* emu.admin.clock()
       yield* waitFor(() => got.length === 1)
       const event = JSON.parse(got[0]!.body)
@@ -55,7 +55,7 @@ describe("APP_DISCONNECT webhook", () => {
         return times.length < 3 ? 503 : 204
       })
       const emu = yield* makeTestEmulator({ webhookUrl: url, webhookRetry: { attempts: 5, baseDelayMs: 50 } })
-      yield* emu.admin.marketplaceDisconnect(emu.app.clientId, emu.accounts[0]!.accountId)
+      yield* emu.admin.marketplaceDisconnect({ clientId: emu.app.clientId, accountId: emu.accounts[0]!.accountId })
       yield* waitUntil(Effect.map(emu.admin.webhookDeliveries(), ([d]) => d?.status === "delivered"))
       expect(times).toHaveLength(3)
       const [d] = yield* emu.admin.webhookDeliveries()
@@ -74,7 +74,7 @@ describe("APP_DISCONNECT webhook", () => {
         return 500
       })
       const emu = yield* makeTestEmulator({ webhookUrl: url, webhookRetry: { attempts: 3, baseDelayMs: 20 } })
-      yield* emu.admin.marketplaceDisconnect(emu.app.clientId, emu.accounts[0]!.accountId)
+      yield* emu.admin.marketplaceDisconnect({ clientId: emu.app.clientId, accountId: emu.accounts[0]!.accountId })
       yield* waitFor(() => calls === 3)
       yield* Effect.sleep("300 millis")
       expect(calls).toBe(3)
@@ -82,7 +82,7 @@ describe("APP_DISCONNECT webhook", () => {
       expect(d).toMatchObject({ status: "failed", attempts: 3, lastStatus: 500, lastError: "receiver answered HTTP 500" })
 
       const other = yield* makeTestEmulator({ webhookUrl: "http://127.0.0.1:9/unreachable", webhookRetry: { attempts: 2, baseDelayMs: 20 } })
-      yield* other.admin.marketplaceDisconnect(other.app.clientId, other.accounts[0]!.accountId)
+      yield* other.admin.marketplaceDisconnect({ clientId: other.app.clientId, accountId: other.accounts[0]!.accountId })
       yield* waitUntil(Effect.map(other.admin.webhookDeliveries(), ([x]) => x?.status === "failed"))
       expect((yield* other.admin.webhookDeliveries())[0]).toMatchObject({ status: "failed", attempts: 2 })
     })
@@ -95,7 +95,7 @@ describe("APP_DISCONNECT webhook", () => {
         bodies.push(body)
       })
       const emu = yield* makeTestEmulator({ webhookUrl: url })
-      yield* emu.admin.marketplaceDisconnect(emu.app.clientId, emu.accounts[0]!.accountId)
+      yield* emu.admin.marketplaceDisconnect({ clientId: emu.app.clientId, accountId: emu.accounts[0]!.accountId })
       yield* waitFor(() => bodies.length === 1)
       const again = yield* emu.admin.redeliverWebhook()
       yield* waitFor(() => bodies.length === 2)

@@ -35,9 +35,9 @@ layer(syncHarness({ accounts: 3, jobs: 5000, limits: { maxPoints: 10_000, restor
         const { accounts, admin } = yield* TestEmulator
         const sql = yield* SqlClient.SqlClient
         const target = accounts[0]!.accountId
-        yield* admin.advanceClock(600)
-        const edited = yield* admin.editJobs(target, { count: 40, seed: 7 })
-        const deleted = yield* admin.deleteJobs(target, { count: 25, seed: 8 })
+        yield* admin.advanceClock({ seconds: 600 })
+        const edited = yield* admin.editJobs({ accountId: target, count: 40, seed: 7 })
+        const deleted = yield* admin.deleteJobs({ accountId: target, count: 25, seed: 8 })
         const runner = yield* SyncRunner
 
         const incremental = yield* runner.run({ mode: "sync", accounts: [target] })
@@ -48,7 +48,7 @@ layer(syncHarness({ accounts: 3, jobs: 5000, limits: { maxPoints: 10_000, restor
         expect(pass.counts.pages).toBeLessThan(5)
         const titles = yield* sql<{ id: string; title: string | null }>`
           SELECT id, title FROM jobs WHERE account_id = ${target} AND id IN ${sql.in(edited.ids)}`
-        const service = new Map((yield* admin.listJobs(target)).map((j) => [j.id, j]))
+        const service = new Map((yield* admin.listJobs({ accountId: target })).map((j) => [j.id, j]))
         const liveEdited = edited.ids.filter((id) => service.has(id))
         expect(titles.filter((r) => service.has(r.id)).map((r) => [r.id, r.title]).sort()).toEqual(
           liveEdited.map((id) => [id, service.get(id)!.title]).sort()

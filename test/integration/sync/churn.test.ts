@@ -28,12 +28,12 @@ for (const cursorMode of ["offset", "keyset"] as const) {
       Effect.gen(function* () {
         const { accounts, admin } = yield* TestEmulator
         const accountId = accounts[0]!.accountId
-        yield* admin.setCursorMode(cursorMode, accountId)
+        yield* admin.setCursorMode({ mode: cursorMode, accountId })
         yield* admin.setChurn({ accountId, collections: ["jobs", "invoices"], creates: 1, edits: 2, deletes: 1.5, queries: 6, seed })
         const runner = yield* SyncRunner
         const pass = yield* runner.run({ mode, accounts: [accountId] })
         yield* admin.setChurn({ accountId, stop: true })
-        const churned = yield* admin.churnLog(accountId)
+        const churned = yield* admin.churnLog({ accountId })
         const after = yield* runner.run({ mode: "sync", accounts: [accountId] })
         return { pass, after, churned, accountId }
       })
@@ -56,7 +56,7 @@ for (const cursorMode of ["offset", "keyset"] as const) {
     it.effect("a later full pass under churn, then one incremental sync: every stream equals the service, every deleted row marked", () =>
       Effect.gen(function* () {
         const { admin } = yield* TestEmulator
-        yield* admin.advanceClock(120)
+        yield* admin.advanceClock({ seconds: 120 })
         const { pass, after, churned, accountId } = yield* churnedPass("backfill", 29)
         expect(pass[0]!.outcome).toBe("synced")
         expect(after[0]!.outcome).toBe("synced")

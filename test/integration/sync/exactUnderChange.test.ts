@@ -21,15 +21,15 @@ const churning = serviceProxy({
       pagesSeen++
       if (pagesSeen < 2 || pagesSeen > 8 || pagesSeen % 2 === 1) return
       const accountId = emulator.accounts[0]!.accountId
-      const live = yield* emulator.admin.listJobs(accountId)
+      const live = yield* emulator.admin.listJobs({ accountId })
       const offset = variables.offset as number
       const behind = live.slice(0, offset).map((j) => j.id)
       const ahead = live.slice(offset + 100).map((j) => j.id)
       const pick = (ids: ReadonlyArray<string>, n: number, salt: number) => ids.filter((_, i) => (i * 7919 + salt) % Math.max(1, Math.floor(ids.length / n)) === 0).slice(0, n)
       const gone = [...pick(behind, 3, pagesSeen), ...pick(ahead, 2, pagesSeen)]
-      deleted.push(...(yield* emulator.admin.deleteJobs(accountId, { ids: gone })).ids)
-      yield* emulator.admin.editJobs(accountId, { ids: pick(behind.filter((id) => !gone.includes(id)), 2, pagesSeen + 1) })
-      yield* emulator.admin.seedJobs(accountId, 3)
+      deleted.push(...(yield* emulator.admin.deleteJobs({ accountId, ids: gone })).ids)
+      yield* emulator.admin.editJobs({ accountId, ids: pick(behind.filter((id) => !gone.includes(id)), 2, pagesSeen + 1) })
+      yield* emulator.admin.seedJobs({ accountId, count: 3 })
     })
 })
 
@@ -94,7 +94,7 @@ layer(syncHarness({ accounts: 1, jobs: 400, limits: { maxPoints: 100_000, restor
       yield* connectAccount(accountId)
       const runner = yield* SyncRunner
       yield* runner.run({ mode: "backfill" })
-      hiding = (yield* admin.listJobs(accountId))[123]!.id
+      hiding = (yield* admin.listJobs({ accountId }))[123]!.id
       const [again] = yield* runner.run({ mode: "backfill", restart: true })
       hiding = undefined
       expect(again!.outcome).toBe("synced")

@@ -31,7 +31,7 @@ layer(syncHarness({ accounts: 3, jobs: 3000, limits: { maxPoints: 10_000, restor
       }
       expect(landed).toBeGreaterThanOrEqual(300)
       expect(landed).toBeLessThan(3000)
-      yield* admin.marketplaceDisconnect(app.clientId, victim)
+      yield* admin.marketplaceDisconnect({ clientId: app.clientId, accountId: victim })
       const reports = yield* Fiber.join(run)
       yield* admin.setFaults({})
 

@@ -145,10 +145,10 @@ layer(harness, { timeout: 60_000, excludeTestServices: true })("a stream defined
       expect(fields[0]!.n).toBeGreaterThan(0)
 
       // incremental: the rows updated after the mark (minus the overlap), read through the updatedAt filter
-      yield* admin.advanceClock(600)
+      yield* admin.advanceClock({ seconds: 600 })
       const before = yield* syncedAt(accountId)
-      const created = (yield* admin.createRecords(accountId, "clients", 2, 7)).ids
-      const edited = (yield* admin.editRecords(accountId, "clients", { count: 3, seed: 8 })).ids
+      const created = (yield* admin.createRecords({ accountId, collection: "clients", count: 2, seed: 7 })).ids
+      const edited = (yield* admin.editRecords({ accountId, collection: "clients", count: 3, seed: 8 })).ids
       const [checkpoint] = yield* sql<{ mark: Date }>`SELECT high_water_mark AS mark FROM sync_checkpoints WHERE account_id = ${accountId} AND stream = 'leads'`
       const [incremental] = yield* runner.run({ mode: "sync" })
       const report = incremental!.streams[0]!
@@ -156,7 +156,7 @@ layer(harness, { timeout: 60_000, excludeTestServices: true })("a stream defined
       // it read exactly the rows updated after the mark minus the overlap (5 minutes): the changed ones, and the newest
       // of the backfill again; it wrote only the changed ones
       const since = checkpoint!.mark.getTime() - 5 * 60_000
-      const inReach = (yield* admin.listRecords(accountId, "clients")).filter((r) => Date.parse(String(r.updatedAt)) > since)
+      const inReach = (yield* admin.listRecords({ accountId, collection: "clients" })).filter((r) => Date.parse(String(r.updatedAt)) > since)
       expect(inReach.length).toBeGreaterThan(5)
       expect([report.counts.rows, report.counts.rowsWritten]).toEqual([inReach.length, 5])
       expect(yield* expectStreamExact(leadsStream, accountId)).toBe(47)
@@ -164,7 +164,7 @@ layer(harness, { timeout: 60_000, excludeTestServices: true })("a stream defined
       expect([...after].filter(([id, t]) => before.get(id) !== t).map(([id]) => id).sort()).toEqual([...created, ...edited].sort())
 
       // deletions: an incremental pass does not see them; the full pass, when due, marks them and their custom fields
-      const deleted = (yield* admin.deleteRecords(accountId, "clients", { count: 2, seed: 9 })).ids
+      const deleted = (yield* admin.deleteRecords({ accountId, collection: "clients", count: 2, seed: 9 })).ids
       const [blind] = yield* runner.run({ mode: "sync" })
       expect([blind!.streams[0]!.kind, blind!.streams[0]!.counts.rowsDeleted]).toEqual(["incremental", 0])
       yield* sql`UPDATE sync_checkpoints SET last_full_pass_at = now() - interval '2 hours' WHERE account_id = ${accountId} AND stream = 'leads'`

@@ -45,7 +45,7 @@ layer(syncHarness({ jobs: 40, sizes: { users: 6, products: 20 }, limits }, { env
                 const waits = Chunk.toReadonlyArray(yield* TestClock.sleeps()).filter((at) => at > now && at - now <= longestWaitMs)
                 if (waits.length === 0) return
                 const step = Math.min(...waits) - now
-                yield* admin.advanceClock(step / 1000)
+                yield* admin.advanceClock({ seconds: step / 1000 })
                 yield* TestClock.adjust(step)
                 movedMs += step
               })

@@ -78,8 +78,8 @@ layer(syncHarness({ accounts: 2, jobs: 150, limits: { maxPoints: 10_000, restore
       const { accounts, admin } = yield* TestEmulator
       const [a, b] = accounts.map((x) => x.accountId) as [string, string]
       // parents with more line items than a page's inner page take follow-up queries
-      yield* admin.editLineItems(a, "invoices", { count: 3, add: 45, seed: 11 })
-      yield* admin.editLineItems(b, "jobs", { count: 2, add: 40, seed: 12 })
+      yield* admin.editLineItems({ accountId: a, collection: "invoices", count: 3, add: 45, seed: 11 })
+      yield* admin.editLineItems({ accountId: b, collection: "jobs", count: 2, add: 40, seed: 12 })
       for (const accountId of [a, b]) yield* connectAccount(accountId)
       const reports = yield* (yield* SyncRunner).run({ mode: "backfill" })
       expect(reports.map((r) => r.outcome)).toEqual(["synced", "synced"])
@@ -105,18 +105,18 @@ layer(syncHarness({ accounts: 2, jobs: 150, limits: { maxPoints: 10_000, restore
       const [a, b] = accounts.map((x) => x.accountId) as [string, string]
       const runner = yield* SyncRunner
       // the service's clock moves past the overlap: the changes are newer than anything landed
-      yield* admin.advanceClock(600)
+      yield* admin.advanceClock({ seconds: 600 })
       const before = { a: yield* snapshot(a), b: yield* snapshot(b) }
       const changed: Record<string, Set<string>> = {}
       let seed = 100
       for (const stream of allStreams) {
-        const created = (yield* admin.createRecords(a, stream.connection, 2, ++seed)).ids
-        const edited = (yield* admin.editRecords(a, stream.connection, { count: 3, seed: ++seed })).ids
+        const created = (yield* admin.createRecords({ accountId: a, collection: stream.connection, count: 2, seed: ++seed })).ids
+        const edited = (yield* admin.editRecords({ accountId: a, collection: stream.connection, count: 3, seed: ++seed })).ids
         changed[stream.name] = new Set([...created, ...edited])
       }
       const lineItemParents: Record<string, ReadonlyArray<string>> = {}
       for (const collection of withLineItems) {
-        lineItemParents[collection] = (yield* admin.editLineItems(a, collection, { count: 2, add: 1, edit: 1, seed: ++seed })).ids
+        lineItemParents[collection] = (yield* admin.editLineItems({ accountId: a, collection, count: 2, add: 1, edit: 1, seed: ++seed })).ids
         for (const id of lineItemParents[collection]!) changed[collection]!.add(id)
       }
 
@@ -178,12 +178,12 @@ layer(syncHarness({ accounts: 2, jobs: 150, limits: { maxPoints: 10_000, restore
       const [a, b] = accounts.map((x) => x.accountId) as [string, string]
       const runner = yield* SyncRunner
       const sql = yield* SqlClient.SqlClient
-      yield* admin.advanceClock(600)
+      yield* admin.advanceClock({ seconds: 600 })
       const deleted: Record<string, ReadonlyArray<string>> = {}
       let seed = 500
-      for (const stream of allStreams) deleted[stream.name] = (yield* admin.deleteRecords(a, stream.connection, { count: 2, seed: ++seed })).ids
+      for (const stream of allStreams) deleted[stream.name] = (yield* admin.deleteRecords({ accountId: a, collection: stream.connection, count: 2, seed: ++seed })).ids
       const removedFrom: Record<string, ReadonlyArray<string>> = {}
-      for (const collection of withLineItems) removedFrom[collection] = (yield* admin.editLineItems(a, collection, { count: 3, remove: 1, seed: ++seed })).ids
+      for (const collection of withLineItems) removedFrom[collection] = (yield* admin.editLineItems({ accountId: a, collection, count: 3, remove: 1, seed: ++seed })).ids
 
       // an incremental pass cannot see a deletion: the deleted records are still live
       const first = yield* runner.run({ mode: "sync", accounts: [a] })
@@ -212,7 +212,7 @@ layer(syncHarness({ accounts: 2, jobs: 150, limits: { maxPoints: 10_000, restore
       for (const collection of withLineItems) {
         const stream = allStreams.find((s) => s.name === collection)!
         const child = stream.children[0]!
-        const service = new Map((yield* admin.listRecords(a, collection)).map((r) => [String(r.id), r]))
+        const service = new Map((yield* admin.listRecords({ accountId: a, collection })).map((r) => [String(r.id), r]))
         for (const parent of removedFrom[collection]!.filter((p) => service.has(p))) {
           const live = yield* sql<{ id: string }>`
             SELECT id FROM ${sql(child.table)} WHERE account_id = ${a} AND ${sql(child.parentColumn)} = ${parent} AND deleted_at IS NULL`

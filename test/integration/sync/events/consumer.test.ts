@@ -42,17 +42,17 @@ layer(harness, { timeout: 60_000, excludeTestServices: true })("the change-event
       yield* connectAccount(accountId)
       expect((yield* (yield* SyncRunner).run({ mode: "backfill" }))[0]!.outcome).toBe("synced")
 
-      const before = new Set((yield* admin.listJobs(accountId)).map((j) => j.id))
-      const edited = (yield* admin.editJobs(accountId, { count: 10, seed: 3 })).ids
-      const destroyed = (yield* admin.deleteJobs(accountId, { count: 4, seed: 4 })).ids.filter((id) => !edited.includes(id))
-      yield* admin.seedJobs(accountId, 3)
-      const after = yield* admin.listJobs(accountId)
+      const before = new Set((yield* admin.listJobs({ accountId })).map((j) => j.id))
+      const edited = (yield* admin.editJobs({ accountId, count: 10, seed: 3 })).ids
+      const destroyed = (yield* admin.deleteJobs({ accountId, count: 4, seed: 4 })).ids.filter((id) => !edited.includes(id))
+      yield* admin.seedJobs({ accountId, count: 3 })
+      const after = yield* admin.listJobs({ accountId })
       const created = after.filter((j) => !before.has(j.id))
       const updatedAt = new Map(after.map((j) => [j.id, j.updatedAt]))
       const { nowMs } = yield* admin.clock()
       const now = new Date(nowMs).toISOString()
       // a job deleted without its destroy event reaching us yet: an update names it, the read by id finds it gone
-      const silentlyGone = (yield* admin.deleteJobs(accountId, { count: 1, seed: 5 })).ids[0]!
+      const silentlyGone = (yield* admin.deleteJobs({ accountId, count: 1, seed: 5 })).ids[0]!
       yield* queueEvents(accountId, [
         ...edited.filter((id) => updatedAt.has(id)).map((id) => ({ topic: "JOB_UPDATE", itemId: id, occurredAt: updatedAt.get(id)! })),
         ...created.map((j) => ({ topic: "JOB_CREATE", itemId: j.id, occurredAt: j.updatedAt })),
@@ -91,7 +91,7 @@ layer(harness, { timeout: 60_000, excludeTestServices: true })("the change-event
     Effect.gen(function* () {
       const { accounts, admin } = yield* TestEmulator
       const accountId = accounts[0]!.accountId
-      const edited = (yield* admin.editJobs(accountId, { count: 2, seed: 9 })).ids
+      const edited = (yield* admin.editJobs({ accountId, count: 2, seed: 9 })).ids
       yield* queueEvents(accountId, edited.map((id) => ({ topic: "JOB_UPDATE", itemId: id, occurredAt: new Date().toISOString() })))
       breakLookups = true
       const report = yield* (yield* EventConsumer).drain(accountId).pipe(Effect.ensuring(Effect.sync(() => (breakLookups = false))))
