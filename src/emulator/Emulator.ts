@@ -1,4 +1,4 @@
-import { HttpServer } from "@effect/platform"
+import { HttpApp } from "@effect/platform"
 import { RpcSerialization, RpcServer, RpcTest } from "@effect/rpc"
 import { Clock, Context, Data, Effect, FiberSet, Layer, type Scope } from "effect"
 import * as http from "node:http"
@@ -16,6 +16,7 @@ import { type Approval, OAuthEndpoints } from "./OAuthEndpoints.js"
 import { LimitsBook } from "./RateLimits.js"
 import type { RecordDefinition } from "./data/RecordType.js"
 import { RecordChanges } from "./RecordChanges.js"
+import { makeRoutes } from "./Routes.js"
 import { StatsCounter } from "./Stats.js"
 import { TokenInvalidation } from "./TokenInvalidation.js"
 import { VirtualClock } from "./VirtualClock.js"
@@ -112,8 +113,10 @@ const makeEmulator = (options: EmulatorOptions): Effect.Effect<EmulatorHandle, E
     const churn = new Churn(changes, clock)
     const handlers = AdminRpcs.toLayer(adminHandlers({ appsAndAccounts, grants, invalidation, clock, limits, faults, stats, approval, webhooks, changes, churn, subscriptions }))
     const admin: EmulatorAdmin = yield* Effect.provide(RpcTest.makeClient(AdminRpcs), handlers)
-    const adminHttp = options.admin ? RpcServer.toWebHandler(AdminRpcs, { layer: Layer.mergeAll(handlers, RpcSerialization.layerJson, HttpServer.layerContext) }) : undefined
-    if (adminHttp) yield* Effect.addFinalizer(() => Effect.promise(() => adminHttp.dispose()))
+    const adminApp = options.admin
+      ? yield* RpcServer.toHttpApp(AdminRpcs).pipe(Effect.provide(Layer.merge(handlers, RpcSerialization.layerJson)))
+      : undefined
+    const routes = HttpApp.toWebHandlerRuntime(runtime)(makeRoutes({ baseUrl, oauth, admin: adminApp && { path: ADMIN_PATH, app: adminApp } }))
 
     const route = async (req: http.IncomingMessage, res: http.ServerResponse): Promise<void> => {
       const url = new URL(req.url ?? "/", baseUrl)
@@ -156,25 +159,15 @@ const makeEmulator = (options: EmulatorOptions): Effect.Effect<EmulatorHandle, E
         }
         return writeReply(res, reply)
       }
-      if (path === "/api/oauth/authorize") {
-        if (method === "GET") return writeReply(res, oauth.authorize(url.searchParams))
-        if (method === "POST") return writeReply(res, oauth.decide(new URLSearchParams(await readBody(req))))
-        return writeReply(res, jsonReply(405, { error: "method_not_allowed" }))
+      // the rest needs no control of the socket: the router, through its web handler
+      const body = method === "GET" || method === "HEAD" ? undefined : await readBody(req)
+      const headers = new Headers()
+      for (const [name, value] of Object.entries(req.headers)) {
+        if (typeof value === "string") headers.set(name, value)
+        else if (Array.isArray(value)) for (const v of value) headers.append(name, v)
       }
-      const listing = /^\/marketplace\/apps\/([^/]+)$/.exec(path)
-      if (listing && method === "GET") return writeReply(res, oauth.marketplaceListing(decodeURIComponent(listing[1]!)))
-      if (path === ADMIN_PATH && adminHttp) {
-        if (method !== "POST") return writeReply(res, jsonReply(405, { error: "method_not_allowed", error_description: `${ADMIN_PATH} accepts POST only` }))
-        const body = await readBody(req)
-        const answer = await adminHttp.handler(
-          new Request(url, { method, headers: { "content-type": req.headers["content-type"] ?? "application/json" }, body })
-        )
-        return writeReply(res, { status: answer.status, headers: Object.fromEntries(answer.headers), body: await answer.text() })
-      }
-      if (path === "/" && method === "GET") {
-        return writeReply(res, jsonReply(200, { service: "account-sync emulator", baseUrl, admin: Boolean(options.admin) }))
-      }
-      return writeReply(res, jsonReply(404, { error: "not_found", error_description: `${method} ${path} is not served` }))
+      const answer = await routes(new Request(url, { method, headers, ...(body === undefined ? {} : { body }) }))
+      return writeReply(res, { status: answer.status, headers: Object.fromEntries(answer.headers), body: await answer.text() })
     }
 
     server.on("request", (req, res) => {

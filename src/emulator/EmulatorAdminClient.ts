@@ -9,7 +9,7 @@ import { AdminRpcs, type EmulatorAdmin, EmulatorAdminError } from "./EmulatorAdm
  * fails as the operation's EmulatorAdminError, saying what went wrong, like a refused one.
  */
 
-export const ADMIN_PATH = "/__admin"
+export const ADMIN_PATH = "/__admin" as const
 const CALL_TIMEOUT = Duration.seconds(30)
 
 /** Fetch, with a timeout per call and an HTTP error status as a failure (not a body the protocol cannot read). */
