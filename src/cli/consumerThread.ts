@@ -1,11 +1,12 @@
 import { NodeWorker } from "@effect/platform-node"
-import { RpcClient, type RpcClientError } from "@effect/rpc"
+import { RpcClient, type RpcClientError, type RpcGroup } from "@effect/rpc"
 import { Data, Duration, Effect, Layer, Option, Ref, Schedule } from "effect"
 import { Worker } from "node:worker_threads"
 import { DatabaseTopology } from "../db/Database.js"
 import { MetricsOfOtherThreads, type PromMetric } from "../observability/prometheus.js"
 import { ConsumerRpcs } from "../sync/events/ConsumerRpcs.js"
 import { EventConsumer } from "../sync/events/EventConsumer.js"
+import { restartsInARow } from "../sync/events/restarts.js"
 import { consumerWorkerRole } from "./consumerWorker.js"
 
 /**
@@ -46,16 +47,10 @@ export const defaultSupervision: WorkerSupervision = {
   heartbeat: Duration.seconds(5),
   answerTimeout: Duration.seconds(10),
   scrapeTimeout: Duration.seconds(2),
-  // 1 s doubling up to a minute, jittered, at most 10 in a row (counted afresh after ten quiet minutes)
-  restarts: Schedule.exponential(Duration.seconds(1)).pipe(
-    Schedule.union(Schedule.spaced(Duration.minutes(1))),
-    Schedule.jittered,
-    Schedule.intersect(Schedule.recurs(10)),
-    Schedule.resetAfter(Duration.minutes(10))
-  )
+  restarts: restartsInARow(10)
 }
 
-type Client = RpcClient.RpcClient<typeof ConsumerRpcs extends { requests: ReadonlyMap<string, infer R> } ? R : never, RpcClientError.RpcClientError>
+type Client = RpcClient.RpcClient<RpcGroup.Rpcs<typeof ConsumerRpcs>, RpcClientError.RpcClientError>
 
 export interface RunningConsumer {
   /** Runs for as long as serve does; fails when the consumer cannot be kept running. */

@@ -1,5 +1,6 @@
 import { FetchHttpClient, HttpClient, HttpClientError } from "@effect/platform"
 import { RpcClient, RpcSerialization } from "@effect/rpc"
+import { RpcClientError } from "@effect/rpc/RpcClientError"
 import { Duration, Effect, Layer, type Scope } from "effect"
 import { AdminRpcs, type EmulatorAdmin, EmulatorAdminError } from "./EmulatorAdmin.js"
 
@@ -66,8 +67,7 @@ export const EmulatorAdminClient = {
             (payload: unknown, options?: unknown) =>
               call(payload, options).pipe(
                 Effect.catchIf(
-                  (e): e is { readonly _tag: "RpcClientError"; readonly message: string; readonly cause: unknown } =>
-                    typeof e === "object" && e !== null && (e as { _tag?: unknown })._tag === "RpcClientError",
+                  (e): e is RpcClientError => e instanceof RpcClientError,
                   (e) => Effect.fail(new EmulatorAdminError({ operation, reason: `${e.message}: ${describe(e.cause)}` }))
                 )
               )

@@ -1,4 +1,4 @@
-import { Config, Context, Effect, Metric, MetricKeyType, MetricState, Option } from "effect"
+import { Config, Context, Effect, Metric, MetricKeyType, MetricState, Option, Schema } from "effect"
 import type { MetricPair } from "effect"
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
@@ -8,17 +8,26 @@ import type { MetricObjectWithValues, MetricValue } from "prom-client"
 /** The Content-Type of `/metrics`: Prometheus text exposition format 0.0.4. */
 export const contentType = prometheusContentType
 
-type Sample = MetricValue<string> & { metricName?: string }
+const Sample = Schema.Struct({
+  value: Schema.Number,
+  labels: Schema.Record({ key: Schema.String, value: Schema.Union(Schema.String, Schema.Number, Schema.Undefined) }),
+  metricName: Schema.optional(Schema.String)
+})
+type Sample = typeof Sample.Type
 
-/** One metric as prom-client's `getMetricsAsJSON` gives it (and `AggregatorRegistry.aggregate` takes it). */
-export interface PromMetric {
-  readonly name: string
-  readonly help: string
-  readonly type: "counter" | "gauge" | "histogram"
+/**
+ * One metric as prom-client's `getMetricsAsJSON` gives it (and `AggregatorRegistry.aggregate` takes it); a Schema,
+ * since serve's event-consumer thread hands its metrics over in this form.
+ */
+export const PromMetric = Schema.Struct({
+  name: Schema.String,
+  help: Schema.String,
+  type: Schema.Literal("counter", "gauge", "histogram"),
   /** How the samples of several threads (serve and its event consumer) combine: counts add up; a gauge is its owner's. */
-  readonly aggregator: "sum" | "first"
-  readonly values: Array<Sample>
-}
+  aggregator: Schema.Literal("sum", "first"),
+  values: Schema.mutable(Schema.Array(Sample))
+})
+export type PromMetric = typeof PromMetric.Type
 
 const labelsOf = (pair: MetricPair.MetricPair.Untyped, extra: Record<string, string> = {}) => {
   const labels: Record<string, string> = {}
@@ -93,7 +102,7 @@ export const toPromClient = (pairs: ReadonlyArray<MetricPair.MetricPair.Untyped>
  */
 export const renderPrometheus = (sources: ReadonlyArray<ReadonlyArray<PromMetric>>): Promise<string> =>
   // prom-client's typings give `type` as a numeric enum; at run time (and in getMetricsAsJSON) it is these strings
-  AggregatorRegistry.aggregate(sources.map((metrics) => metrics.map((m) => ({ ...m, values: [...m.values] }))) as unknown as Array<Array<MetricObjectWithValues<MetricValue<string>>>>).metrics()
+  AggregatorRegistry.aggregate(sources as unknown as Array<Array<MetricObjectWithValues<MetricValue<string>>>>).metrics()
 
 /** This thread's metrics, as prom-client metric objects. */
 export const ownMetrics: Effect.Effect<Array<PromMetric>> = Effect.map(Metric.snapshot, toPromClient)

@@ -1,5 +1,5 @@
 import { SqlClient, type SqlError } from "@effect/sql"
-import { Chunk, Clock, Context, Duration, Effect, FiberMap, Layer, Metric, Random, Schedule, Schema, Stream } from "effect"
+import { Chunk, Clock, Context, Duration, Effect, FiberMap, Layer, Metric, Random, Schema, Stream } from "effect"
 import type { AccountCredentials } from "../../api/ServiceClient.js"
 import { AccessTokens } from "../../auth/AccessTokens.js"
 import * as Metrics from "../../observability/metrics.js"
@@ -14,6 +14,7 @@ import { SyncSettings } from "../SyncSettings.js"
 import { Warehouse } from "../Warehouse.js"
 import { EventQueue, type QueuedEvent } from "./EventQueue.js"
 import { EventSettings, retryDelay } from "./EventSettings.js"
+import { restartsInARow } from "./restarts.js"
 import { changeOf } from "./topics.js"
 
 /** What draining one account did. */
@@ -47,17 +48,6 @@ export class EventConsumer extends Context.Tag("account-sync/EventConsumer")<
     readonly run: Effect.Effect<never, SqlError.SqlError>
   }
 >() {}
-
-/**
- * Restarts of `run` after the queue could not be read: 1 s doubling up to a minute, jittered, at most 20 in a row
- * (counted afresh after ten quiet minutes), then `run` fails.
- */
-const loopRestarts = Schedule.exponential(Duration.seconds(1)).pipe(
-  Schedule.union(Schedule.spaced(Duration.minutes(1))),
-  Schedule.jittered,
-  Schedule.intersect(Schedule.recurs(20)),
-  Schedule.resetAfter(Duration.minutes(10))
-)
 
 /** Events taken per round of an account. */
 const roundSize = 500
@@ -237,7 +227,7 @@ export const EventConsumerLive = Layer.effect(
       Effect.scoped,
       // the queue itself unreadable (the database away): the loop starts again after a jittered backoff
       Effect.tapError((e) => Effect.logWarning("reading the change-event queue failed; trying again", e)),
-      Effect.retry(loopRestarts)
+      Effect.retry(restartsInARow(20))
     ) as Effect.Effect<never, SqlError.SqlError>
 
     return EventConsumer.of({ drain, drainAll, run })
