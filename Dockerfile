@@ -1,18 +1,18 @@
 # syntax=docker/dockerfile:1
 # Build stage: full install (dev tools) to typecheck; the runtime stage gets production dependencies only.
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY . .
 RUN npm run typecheck
 
-FROM node:20-bookworm-slim AS deps
+FROM node:24-bookworm-slim AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund
 
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 ENV NODE_ENV=production LOG_FORMAT=json DATA_DIR=/data
 WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules

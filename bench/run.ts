@@ -1,8 +1,9 @@
 /**
- * `npm run bench [-- --quick] [-- --only budget,landing,memory,accounts,exactness,freshness,wholeAccount] [-- --out file]`
+ * `npm run bench [-- --quick] [-- --only budget,landing,memory,accounts,exactness,freshness,wholeAccount,scale] [-- --out file]`
  *   sizes: --landing-jobs N --budget-jobs N --budget-max-points P --floor S --memory-jobs N,M --concurrency a,b,c --exactness-jobs N
  *          --freshness-accounts N --freshness-seconds S --edits-per-second R --burst-per-second R
  *          --whole-account-jobs N --whole-account-max-points P --whole-account-floor S
+ *          --scale-accounts N --scale-jobs N --scale-processes a,b,c --scale-concurrency N --scale-one-worker-accounts N
  * Prints a table and writes bench/results.json (with --only: into the existing file, replacing only what ran). See
  * bench/README.md for the method.
  */
@@ -39,7 +40,15 @@ const options: BenchOptions = {
   },
   ...(flag("whole-account-jobs") ? { wholeAccountJobs: Number(flag("whole-account-jobs")) } : {}),
   ...(flag("whole-account-max-points") ? { wholeAccountMaxPoints: Number(flag("whole-account-max-points")) } : {}),
-  ...(flag("whole-account-floor") ? { wholeAccountFloorSec: Number(flag("whole-account-floor")) } : {})
+  ...(flag("whole-account-floor") ? { wholeAccountFloorSec: Number(flag("whole-account-floor")) } : {}),
+  scale: {
+    ...base.scale,
+    ...(flag("scale-accounts") ? { accounts: Number(flag("scale-accounts")) } : {}),
+    ...(flag("scale-jobs") ? { jobsPerAccount: Number(flag("scale-jobs")) } : {}),
+    ...(flag("scale-processes") ? { processes: flag("scale-processes")!.split(",").map(Number) } : {}),
+    ...(flag("scale-concurrency") ? { concurrencyPerWorker: Number(flag("scale-concurrency")) } : {}),
+    ...(flag("scale-one-worker-accounts") ? { oneWorkerAccounts: Number(flag("scale-one-worker-accounts")) } : {})
+  }
 }
 const out = flag("out") ?? path.resolve(path.dirname(fileURLToPath(import.meta.url)), "results.json")
 

@@ -1,8 +1,8 @@
 // The program runs from one ESM bundle of src/ and the packages it uses (esbuild), rebuilt whenever a source file or
 // the lockfile is newer than it: one path for dev, tests and the container, and plain Node at run time (no
 // TypeScript loader in memory). Bundling the packages keeps only the parts of them the program uses (importing the
-// `effect` index alone costs ~40 MB of heap and start-up); PGlite stays external, it loads its WebAssembly and data
-// files from beside its own modules. The bundle sits two levels below the root, like the sources, so the files they
+// `effect` index alone costs ~40 MB of heap and start-up); PGlite and libpg-query stay external, they load their WebAssembly
+// (and data) files from beside their own modules. The bundle sits two levels below the root, like the sources, so the files they
 // find relative to themselves (sql/, schema/) resolve the same way.
 import { buildSync } from "esbuild"
 import * as fs from "node:fs"
@@ -39,7 +39,9 @@ export const ensureBundle = () => {
     platform: "node",
     format: "esm",
     target: "node20",
-    external: ["@electric-sql/pglite", "@electric-sql/pglite-socket", "pg-native"],
+    external: ["@electric-sql/pglite", "@electric-sql/pglite-socket", "libpg-query", "pg-native"],
+    // ink loads react-devtools-core only with DEV=true, and it is not installed
+    alias: { "react-devtools-core": path.join(root, "bin", "stubs", "react-devtools-core.mjs") },
     // the CommonJS packages inside (pg, ...) require Node's built-in modules
     banner: { js: "import { createRequire as __bundleRequire } from 'node:module'; const require = __bundleRequire(import.meta.url);" },
     logLevel: "error"

@@ -1,6 +1,7 @@
 /**
- * Writes what is generated from the stream definitions: the README's table of streams (between its markers) and
- * config/dbt/sources.yml.   npm run docs
+ * Writes what is generated from the stream definitions: the README's data model, the table of streams in docs/streams.md
+ * (each between its markers) and
+ * the dbt project's sources and staging models (config/dbt/models).   npm run docs
  */
 import * as fs from "node:fs"
 import * as path from "node:path"

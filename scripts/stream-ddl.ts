@@ -1,11 +1,14 @@
 /**
- * Prints the DDL of the stream tables (a table per stream, a table per child, custom_fields) from the stream
- * definitions, with COMMENTs taken from the schema's descriptions: the draft of a migration, reviewed and committed
- * under sql/ (the migrations are the DDL; test/integration/db/streamTables.test.ts checks they agree with the streams).
+ * The DDL of the stream tables (a table per stream, a table per child, custom_fields) from the stream definitions,
+ * with COMMENTs taken from the schema's descriptions: the draft of a migration, reviewed and committed under sql/ (the
+ * migrations are the DDL; test/integration/db/streamTables.test.ts checks they agree with the streams).
  *
- *   npx tsx scripts/stream-ddl.ts [stream ...]        (default: every defined stream)
+ *   npx tsx scripts/stream-ddl.ts [stream ...]            prints it (default: every defined stream and custom_fields)
+ *   npx tsx scripts/stream-ddl.ts --write stream [...]    writes it as the next numbered migration, sql/0NN_<stream>.sql
  */
 import { isObjectType } from "graphql"
+import * as fs from "node:fs"
+import * as path from "node:path"
 import { serviceSchema } from "../src/api/serviceSchema.js"
 import { definedStreams } from "../src/sync/streams/index.js"
 import type { AnyStream, ChildDefinition, Column } from "../src/sync/streams/Stream.js"
@@ -44,15 +47,6 @@ const tableDdl = (
   return out.join("\n")
 }
 
-/** The data columns 002_sync.sql created for jobs. */
-const jobsColumnsOf002 = [
-  "job_number", "title", "job_status", "job_type", "billing_type", "source", "instructions", "default_visit_title", "jobber_web_uri",
-  "total", "invoiced_total", "uninvoiced_total", "completed_and_uninvoiced_visits_count", "completed_and_uninvoiced_visits_total",
-  "ready_to_close", "allow_review_request", "visit_generation_in_progress", "visit_rescheduling_in_progress",
-  "will_client_be_automatically_charged", "start_at", "end_at", "completed_at", "booking_confirmation_sent_at",
-  "next_date_to_send_review_sms", "pending_invoice_starts_at", "created_at", "updated_at"
-]
-
 const account = ["account_id", "text NOT NULL", "The connected account the row belongs to (its `account { id }`)."] as const
 const idOf = (nodeType: string) => {
   const type = serviceSchema().getType(nodeType)
@@ -73,19 +67,6 @@ export const childDdl = (stream: AnyStream, child: ChildDefinition) =>
     child.keyedByParent ? ["account_id", child.parentColumn, "id"] : ["account_id", "id"],
     [["account_id", child.parentColumn], ...linkIndexes(child.columns)]
   )
-
-/** The jobs table predates links and line items: its columns become nullable (excluded fields), links are added. */
-export const jobsUpgradeDdl = (stream: AnyStream, existing: ReadonlyArray<string>) => {
-  const out = [`ALTER TABLE ${stream.table} ${existing.map((c) => `ALTER COLUMN ${c} DROP NOT NULL`).join(", ")};`]
-  const added = stream.columns.filter((c) => !existing.includes(c.column))
-  if (added.length > 0) out.push(`ALTER TABLE ${stream.table} ${added.map((c) => `ADD COLUMN ${c.column} ${c.type}`).join(", ")};`)
-  for (const [, column] of linkIndexes(stream.columns)) out.push(`CREATE INDEX ${stream.table}_${column} ON ${stream.table} (account_id, ${column});`)
-  const description = typeDescription(stream.nodeType)
-  out.push(`COMMENT ON TABLE ${stream.table} IS ${literal(`${stream.nodeType}${description ? `: ${description}` : ""}`)};`)
-  for (const [name, , comment] of [account, idOf(stream.nodeType), ...bookkeeping]) out.push(`COMMENT ON COLUMN ${stream.table}.${name} IS ${literal(comment)};`)
-  for (const c of stream.columns) if (c.description) out.push(`COMMENT ON COLUMN ${stream.table}.${c.column} IS ${literal(c.description)};`)
-  return out.join("\n")
-}
 
 export const customFieldsDdl = `CREATE TABLE custom_fields (
   account_id text NOT NULL,
@@ -121,12 +102,44 @@ COMMENT ON COLUMN custom_fields.synced_at IS 'When the row''s content last chang
 COMMENT ON COLUMN custom_fields.deleted_at IS 'When the field left its record, or its record was found gone (null: live).';
 CREATE INDEX custom_fields_label ON custom_fields (account_id, parent_type, label);`
 
+/** Every table of the stream: its own and its children's. */
+export const streamTablesDdl = (stream: AnyStream) => [streamDdl(stream), ...stream.children.map((child) => childDdl(stream, child))].join("\n\n")
+
+const migrationsDir = path.join(path.dirname(new URL(import.meta.url).pathname), "..", "sql")
+
+/** The next migration's file name: the number after the highest in sql/, then the streams' names. */
+export const nextMigration = (files: ReadonlyArray<string>, names: ReadonlyArray<string>): string => {
+  const highest = Math.max(0, ...files.map((f) => /^(\d+)_.*\.sql$/.exec(f)?.[1]).filter((n) => n !== undefined).map(Number))
+  return `${String(highest + 1).padStart(3, "0")}_${names.join("_")}.sql`
+}
+
+const fail = (message: string): never => {
+  console.error(`stream-ddl: ${message}`)
+  process.exit(2)
+}
+
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const names = process.argv.slice(2)
+  const args = process.argv.slice(2)
+  const write = args.includes("--write")
+  const names = args.filter((a) => a !== "--write")
+  const unknown = names.filter((n) => !definedStreams.some((s) => s.name === n))
+  if (unknown.length > 0) fail(`no stream named ${unknown.join(", ")}; the streams are ${definedStreams.map((s) => s.name).join(", ")}`)
   const streams = names.length > 0 ? definedStreams.filter((s) => names.includes(s.name)) : definedStreams
-  for (const stream of streams) {
-    console.log(`-- ${stream.name}\n${stream.name === "jobs" ? jobsUpgradeDdl(stream, jobsColumnsOf002) : streamDdl(stream)}\n`)
-    for (const child of stream.children) console.log(`${childDdl(stream, child)}\n`)
+  if (!write) {
+    for (const stream of streams) console.log(`-- ${stream.name}\n${streamTablesDdl(stream)}\n`)
+    if (names.length === 0) console.log(`-- custom fields\n${customFieldsDdl}`)
+  } else {
+    if (names.length === 0) fail("--write needs the streams whose tables the migration creates, e.g. --write quotes")
+    const files = fs.readdirSync(migrationsDir)
+    for (const stream of streams) {
+      for (const table of [stream.table, ...stream.children.map((c) => c.table)]) {
+        const creator = files.find((f) => new RegExp(`CREATE TABLE (IF NOT EXISTS )?${table}\\b`).test(fs.readFileSync(path.join(migrationsDir, f), "utf8")))
+        if (creator !== undefined) fail(`table ${table} of stream ${stream.name} is already created by sql/${creator}`)
+      }
+    }
+    const file = path.join(migrationsDir, nextMigration(files, names))
+    const header = `-- The tables of ${names.join(", ")}, drafted by scripts/stream-ddl.ts from the stream definitions: review before committing.\n\n`
+    fs.writeFileSync(file, `${header}${streams.map(streamTablesDdl).join("\n\n")}\n`, { flag: "wx" })
+    console.log(`wrote ${path.relative(process.cwd(), file)}`)
   }
-  if (names.length === 0) console.log(`-- custom fields\n${customFieldsDdl}`)
 }

@@ -1,9 +1,35 @@
 import { Config, ConfigError, Duration, Either, Option, Redacted } from "effect"
-import { schemaNameProblem } from "./db/schemaName.js"
+import { schemaNameProblem } from "./schemaName.js"
+
+/**
+ * A Postgres connection string, checked at load so a typo is a configuration error naming the key (exit 2), not a
+ * DNS failure later. Its value is never echoed: it may hold a password.
+ */
+const postgresUrl = (name: string) =>
+  Config.redacted(name).pipe(
+    Config.mapOrFail((url) => {
+      const problem = postgresUrlProblem(Redacted.value(url))
+      return problem === undefined ? Either.right(url) : Either.left(ConfigError.InvalidData([name], problem))
+    })
+  )
+
+export const postgresUrlProblem = (text: string): string | undefined => {
+  let url: URL
+  try {
+    url = new URL(text)
+  } catch {
+    return "expected a postgres:// URL, e.g. postgres://user:password@host:5432/database"
+  }
+  if (url.protocol !== "postgres:" && url.protocol !== "postgresql:") {
+    return `expected a postgres:// URL, e.g. postgres://user:password@host:5432/database (this one starts with ${url.protocol}//)`
+  }
+  if (url.hostname === "" && !url.searchParams.has("host")) return "the URL names no host, e.g. postgres://user:password@host:5432/database"
+  return undefined
+}
 
 /** Where the warehouse lives: a real Postgres (`DATABASE_URL`) or the embedded one under `DATA_DIR`. */
 export const DatabaseConfig = Config.all({
-  url: Config.option(Config.redacted("DATABASE_URL")),
+  url: Config.option(postgresUrl("DATABASE_URL")),
   dataDir: Config.string("DATA_DIR").pipe(Config.withDefault("./.data")),
   /** A plain identifier that is neither a keyword nor a system schema (`schemaNameProblem` says which). */
   schema: Config.string("DB_SCHEMA").pipe(
@@ -28,10 +54,16 @@ export type DatabaseConfig = Config.Config.Success<typeof DatabaseConfig>
  * set, else `DATABASE_URL`, else the embedded database under DATA_DIR.
  */
 export const QueryDatabaseConfig = Config.all({
-  queryUrl: Config.option(Config.redacted("QUERY_DATABASE_URL")),
+  queryUrl: Config.option(postgresUrl("QUERY_DATABASE_URL")),
   database: DatabaseConfig
 })
 export type QueryDatabaseConfig = Config.Config.Success<typeof QueryDatabaseConfig>
+
+const positiveDuration = (name: string, fallback: Duration.Duration) =>
+  Config.duration(name).pipe(
+    Config.withDefault(fallback),
+    Config.validate({ message: `${name}: expected a duration above zero, e.g. 10 seconds`, validation: (d) => Duration.toMillis(d) > 0 })
+  )
 
 const isoDate = /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$/
 
@@ -52,14 +84,27 @@ const httpUrl = (name: string) =>
 
 const baseUrl = httpUrl("SERVICE_BASE_URL").pipe(Config.map((s) => s.replace(/\/+$/, "")))
 
+/** The API version we pin (SERVICE_GRAPHQL_VERSION), alone: what status and the metrics compare answers with. */
+export const GraphqlVersionConfig = Config.string("SERVICE_GRAPHQL_VERSION").pipe(
+  Config.withDefault("2025-01-20"),
+  Config.validate({ message: "SERVICE_GRAPHQL_VERSION: expected a date in the form YYYY-MM-DD", validation: (s) => isoDate.test(s) })
+)
+
 /** Where the service's GraphQL endpoint is, the API version we speak, and how long one GraphQL request may take. */
 export const ServiceEndpointConfig = Config.all({
   baseUrl,
-  graphqlVersion: Config.string("SERVICE_GRAPHQL_VERSION").pipe(
-    Config.withDefault("2025-01-20"),
-    Config.validate({ message: "SERVICE_GRAPHQL_VERSION: expected a date in the form YYYY-MM-DD", validation: (s) => isoDate.test(s) })
-  ),
-  requestTimeout: Config.duration("GRAPHQL_REQUEST_TIMEOUT").pipe(Config.withDefault(Duration.seconds(30)))
+  graphqlVersion: GraphqlVersionConfig,
+  requestTimeout: positiveDuration("GRAPHQL_REQUEST_TIMEOUT", Duration.seconds(30)),
+  /**
+   * What an answer from another API version than SERVICE_GRAPHQL_VERSION means (the service answers a removed version
+   * with its oldest supported one): `fail` (default) fails the run, `allow` goes on with it (recorded and logged).
+   */
+  versionReplaced: Config.literal("fail", "allow")("SERVICE_GRAPHQL_VERSION_REPLACED").pipe(Config.withDefault("fail" as const)),
+  /** The largest GraphQL answer read (bytes): a page is far smaller; a larger answer fails the request, unread. */
+  maxResponseBytes: Config.integer("GRAPHQL_MAX_RESPONSE_BYTES").pipe(
+    Config.withDefault(32 * 1024 * 1024),
+    Config.validate({ message: "GRAPHQL_MAX_RESPONSE_BYTES: expected a whole number of bytes, at least 65536", validation: (n) => n >= 65_536 })
+  )
 })
 export type ServiceEndpointConfig = Config.Config.Success<typeof ServiceEndpointConfig>
 
@@ -81,9 +126,9 @@ export const OAuthClientConfig = Config.all({
    */
   pkce: Config.boolean("SERVICE_PKCE").pipe(Config.withDefault(true)),
   /** Per request to the token endpoint. */
-  requestTimeout: Config.duration("TOKEN_REQUEST_TIMEOUT").pipe(Config.withDefault(Duration.seconds(10))),
+  requestTimeout: positiveDuration("TOKEN_REQUEST_TIMEOUT", Duration.seconds(10)),
   /** Refresh a token once its `exp` is closer than this. */
-  refreshSkew: Config.duration("TOKEN_REFRESH_SKEW").pipe(Config.withDefault(Duration.minutes(5)))
+  refreshSkew: positiveDuration("TOKEN_REFRESH_SKEW", Duration.minutes(5))
 })
 export type OAuthClientConfig = Config.Config.Success<typeof OAuthClientConfig>
 
@@ -120,37 +165,11 @@ export const TokenEncryptionOldKeys = Config.redacted("TOKEN_ENCRYPTION_OLD_KEYS
   )
 )
 
-/** Renders a ConfigError as one line per problem that names the key and the expected form. */
-export const formatConfigError = (error: ConfigError.ConfigError): string => {
-  const lines: Array<string> = []
-  const walk = (e: ConfigError.ConfigError): void => {
-    switch (e._op) {
-      case "And":
-      case "Or":
-        walk(e.left)
-        walk(e.right)
-        return
-      case "MissingData":
-        lines.push(e.path.length > 0 ? `configuration: ${e.path.join(".")} is missing: ${e.message}` : `configuration: ${e.message}`)
-        return
-      case "InvalidData":
-      case "SourceUnavailable":
-      case "Unsupported":
-        lines.push(e.path.length > 0 ? `configuration: ${e.path.join(".")} is invalid: ${e.message}` : `configuration: invalid ${e.message}`)
-        return
-    }
-  }
-  walk(error)
-  return [...new Set(lines)].join("\n")
-}
+/** Renders a ConfigError as one line per problem that names the key, what is wrong and where to set it. */
+export { formatConfigError } from "./configErrors.js"
 
 export const optionalString = (name: string) => Config.option(Config.string(name)).pipe(Config.map(Option.getOrUndefined))
 
-const positiveDuration = (name: string, fallback: Duration.Duration) =>
-  Config.duration(name).pipe(
-    Config.withDefault(fallback),
-    Config.validate({ message: `${name}: expected a duration above zero, e.g. 10 seconds`, validation: (d) => Duration.toMillis(d) > 0 })
-  )
 
 /** The Node HTTP server's limits: how long a request, its headers and an idle kept-alive connection may take; open connections. */
 export const HttpLimitsConfig = Config.all({
@@ -180,7 +199,7 @@ export type HttpServerConfig = Config.Config.Success<typeof HttpServerConfig>
 
 /**
  * Bounds on what anonymous visitors can make `serve` do: requests to /oauth/start and /oauth/callback per client
- * address and minute (a token bucket), pending flows kept at once, and whether the client address is taken from
+ * address and minute (a token bucket), pending flows kept at once per address and in all, and whether the client address is taken from
  * X-Forwarded-For (behind a reverse proxy that sets it).
  */
 export const AnonymousLimitsConfig = Config.all({
@@ -188,8 +207,12 @@ export const AnonymousLimitsConfig = Config.all({
     Config.withDefault(20),
     Config.validate({ message: "OAUTH_RATE_LIMIT: expected a whole number of requests per minute, at least 1", validation: (n) => n >= 1 })
   ),
+  pendingPerAddress: Config.integer("OAUTH_PENDING_PER_ADDRESS").pipe(
+    Config.withDefault(10),
+    Config.validate({ message: "OAUTH_PENDING_PER_ADDRESS: expected a whole number of at least 1", validation: (n) => n >= 1 })
+  ),
   pendingMax: Config.integer("OAUTH_PENDING_MAX").pipe(
-    Config.withDefault(1_000),
+    Config.withDefault(100_000),
     Config.validate({ message: "OAUTH_PENDING_MAX: expected a whole number of at least 1", validation: (n) => n >= 1 })
   ),
   trustForwardedFor: Config.boolean("HTTP_TRUST_PROXY").pipe(Config.withDefault(false))

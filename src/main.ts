@@ -8,7 +8,9 @@ import { formatConfigError } from "./config.js"
 import { ExitCodes, ExitWith } from "./cli/ExitCode.js"
 import { LoggingLive } from "./observability/logging.js"
 import { TracingLive } from "./observability/tracing.js"
-import { makeRoot } from "./cli/root.js"
+import { helpFor } from "./cli/help.js"
+import { emptyOptionValue } from "./cli/optionChecks.js"
+import { commands, makeRoot } from "./cli/root.js"
 import { demoCommand } from "./demo/command.js"
 import { isConsumerWorker, runConsumerWorker } from "./cli/consumerWorker.js"
 
@@ -21,12 +23,49 @@ loadDotenv({ quiet: true })
 // here takes effect (limits such as --max-old-space-size are fixed when the heap is set up and cannot be set here).
 v8.setFlagsFromString("--heap-growing-percent=30")
 
+/**
+ * `--log-level LEVEL` anywhere before `--` (before or after the command) sets LOG_LEVEL for this run and is taken
+ * out of the arguments; `warning` is taken as `warn`, the spelling LOG_LEVEL uses.
+ */
+function withLogLevelFromFlag(args: ReadonlyArray<string>): ReadonlyArray<string> {
+  const out: Array<string> = []
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!
+    if (arg === "--") {
+      out.push(...args.slice(i))
+      break
+    }
+    const value = arg === "--log-level" ? args[++i] : arg.startsWith("--log-level=") ? arg.slice("--log-level=".length) : undefined
+    if (value === undefined && arg !== "--log-level") out.push(arg)
+    else if (value !== undefined) process.env.LOG_LEVEL = value.toLowerCase() === "warning" ? "warn" : value
+  }
+  return out
+}
+
 // serve's event consumer runs this same bundle in a worker thread (see cli/consumerThread.ts)
 if (isConsumerWorker()) runConsumerWorker()
 else runCli()
 
 function runCli(): void {
-  const cli = Command.run(makeRoot({ demo: demoCommand }), { name: "account-sync", version: "0.1.0" })
+  const version = "0.1.0"
+  const extra = { demo: demoCommand }
+  const args = withLogLevelFromFlag(process.argv.slice(2))
+  // --help of every command (and no command at all) is ours: from each command's options, without boilerplate
+  const help = helpFor(args, Object.entries({ ...commands, ...extra }), version, {
+    width: Math.min(100, process.stdout.isTTY ? process.stdout.columns || 100 : 100),
+    colors: process.stdout.isTTY === true && process.env.NO_COLOR === undefined
+  })
+  if (help !== undefined) {
+    process.stdout.write(`${help}\n`)
+    return
+  }
+  const empty = emptyOptionValue(args)
+  if (empty !== undefined) {
+    process.stderr.write(`${empty.message}\n`)
+    process.exitCode = empty.code
+    return
+  }
+  const cli = Command.run(makeRoot(extra), { name: "account-sync", version })
 
   let signal: "SIGINT" | "SIGTERM" | undefined
   process.once("SIGINT", () => (signal ??= "SIGINT"))
@@ -55,6 +94,11 @@ function runCli(): void {
         return ExitCodes.usage
       }
       if (ValidationError.isValidationError(error)) return ExitCodes.usage
+      // another process has the embedded database open: the configuration (DATA_DIR) is what to change
+      if (Predicate.isTagged(error, "DataDirInUse")) {
+        process.stderr.write(`account-sync: ${describeFailure(error)}\n`)
+        return ExitCodes.usage
+      }
       process.stderr.write(`account-sync: ${describeFailure(error)}\n`)
       return ExitCodes.failure
     }
@@ -62,7 +106,7 @@ function runCli(): void {
     return ExitCodes.failure
   }
 
-  (cli(process.argv) as Effect.Effect<void, unknown, NodeContext.NodeContext>).pipe(
+  (cli([...process.argv.slice(0, 2), ...args]) as Effect.Effect<void, unknown, NodeContext.NodeContext>).pipe(
     Effect.provide(Layer.merge(LoggingLive, TracingLive)),
     Effect.provide(NodeContext.layer),
     (program) =>

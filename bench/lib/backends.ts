@@ -42,7 +42,7 @@ export const postgresClientPorts = (pid: number, pgPort: number): ReadonlyArray<
   return ports
 }
 
-/** pg_terminate_backend on the sessions of process `pid` named `applicationName`; the number terminated. */
+/** pg_terminate_backend on the sessions of process `pid` whose name starts with `applicationName`; the number terminated. */
 export const terminateBackendsOf = (pid: number, pgPort: number, applicationName = "account-sync") =>
   Effect.gen(function* () {
     const ports = postgresClientPorts(pid, pgPort)
@@ -50,7 +50,7 @@ export const terminateBackendsOf = (pid: number, pgPort: number, applicationName
     const sql = yield* SqlClient.SqlClient
     const rows = yield* sql.unsafe<{ t: boolean }>(
       `SELECT pg_terminate_backend(pid) AS t FROM pg_stat_activity
-       WHERE application_name = $2 AND client_port = ANY($1::int[]) AND pid <> pg_backend_pid()`,
+       WHERE starts_with(application_name, $2) AND client_port = ANY($1::int[]) AND pid <> pg_backend_pid()`,
       [ports, applicationName]
     )
     return rows.filter((r) => r.t).length

@@ -6,9 +6,10 @@ import { BenchError } from "./errors.js"
 import { type FreshnessOptions, freshnessBench } from "./freshness.js"
 import { startEmulatorProcess } from "./emulatorProcess.js"
 import { describeMachine, machineInfo } from "./machine.js"
+import { defaultScaleOptions, quickScaleOptions, scaleBench, type ScaleOptions } from "./scale.js"
 import type { BenchResults } from "./report.js"
 
-export type BenchName = "budget" | "landing" | "memory" | "accounts" | "exactness" | "freshness" | "wholeAccount"
+export type BenchName = "budget" | "landing" | "memory" | "accounts" | "exactness" | "freshness" | "wholeAccount" | "scale"
 
 export interface BenchOptions {
   readonly only: ReadonlyArray<BenchName>
@@ -34,10 +35,12 @@ export interface BenchOptions {
   readonly wholeAccountMaxPoints: number
   /** Its floor in seconds (default 40 s); 1.5 x the unthrottled time of the same backfill when that is longer. */
   readonly wholeAccountFloorSec?: number
+  /** Many workers: dispatch, 1/2/4 worker processes, one worker holding many accounts, failover. */
+  readonly scale: ScaleOptions
 }
 
 export const defaultOptions: BenchOptions = {
-  only: ["landing", "budget", "memory", "accounts", "exactness", "freshness", "wholeAccount"],
+  only: ["landing", "budget", "memory", "accounts", "exactness", "freshness", "wholeAccount", "scale"],
   budgetJobs: 100_000,
   // the issue's example bucket (10,000 points, 20,000 points/s: it holds half a second of restore) scaled to a
   // 30 s floor for 100,000 jobs: ~100,000 points/s restore, so 50,000 points
@@ -56,12 +59,13 @@ export const defaultOptions: BenchOptions = {
   // at its maximum while each such page is in flight
   wholeAccountJobs: 6_000,
   wholeAccountMaxPoints: 100_000,
-  wholeAccountFloorSec: 45
+  wholeAccountFloorSec: 45,
+  scale: defaultScaleOptions
 }
 
 /** Small sizes for the smoke test and a quick look: the same code paths, seconds instead of minutes. */
 export const quickOptions: BenchOptions = {
-  only: ["landing", "budget", "memory", "accounts", "exactness", "freshness", "wholeAccount"],
+  only: ["landing", "budget", "memory", "accounts", "exactness", "freshness", "wholeAccount", "scale"],
   budgetJobs: 3_000,
   budgetMaxPoints: 10_000,
   floorSec: 3,
@@ -75,7 +79,8 @@ export const quickOptions: BenchOptions = {
   freshness: { accounts: 4, jobsPerAccount: 200, editsPerSecond: 4, seconds: 4, burstPerSecond: 200, burstSeconds: 1 },
   wholeAccountJobs: 150,
   wholeAccountMaxPoints: 10_000,
-  wholeAccountFloorSec: 4
+  wholeAccountFloorSec: 4,
+  scale: quickScaleOptions
 }
 
 const say = (line: string) => Effect.sync(() => process.stderr.write(`bench: ${line}\n`))
@@ -172,12 +177,22 @@ export const runBench = (options: BenchOptions, command: string) =>
         results = { ...results, wholeAccount: { ...whole, goal: { efficiency: 0.97, throttled: 0 } } }
         yield* say(`wholeAccount: efficiency ${whole.efficiency.toFixed(3)} in ${whole.seconds.toFixed(1)} s (floor ${whole.floorSec.toFixed(1)} s), ${whole.throttled} throttled`)
       }
+      if (wants("scale")) {
+        const scale = yield* scaleBench(emulator, options.scale)
+        results = {
+          ...results,
+          scale: {
+            ...scale,
+            goal: { claimsPerSecond: 300, dueToStartP99Seconds: 2, failoverSeconds: 60, doubleRuns: 0, oneWorker500RatioToCeiling: 0.9, oneWorker500PeakRssMb: 500 }
+          }
+        }
+      }
       return { ...results, totalSeconds: (performance.now() - started) / 1000 }
     })
   )
 
 /** The keys of `bench/results.json` that hold one benchmark's figures. */
-const benchmarkKeys: ReadonlyArray<string> = ["budget", "landing", "memory", "accounts", "exactness", "freshness", "wholeAccount"]
+const benchmarkKeys: ReadonlyArray<string> = ["budget", "landing", "memory", "accounts", "exactness", "freshness", "wholeAccount", "scale"]
 
 /**
  * The results written over `earlier`: a run that made every benchmark found there replaces the file; a partial run

@@ -1,5 +1,5 @@
 import { SqlClient } from "@effect/sql"
-import { Deferred, Effect, Fiber, Option, Redacted, Schedule } from "effect"
+import { ConfigProvider, Effect, Layer, Option, Redacted, Schedule } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -7,6 +7,9 @@ import * as path from "node:path"
 import { Connections } from "../../src/auth/Connections.js"
 import { TokenStore } from "../../src/auth/TokenStore.js"
 import type { Faults } from "../../src/emulator/EmulatorAdmin.js"
+import type { AccountJob } from "../../src/sync/jobs/JobKinds.js"
+import { JobQueue, JobQueueLive } from "../../src/sync/jobs/JobQueue.js"
+import { JobSettings } from "../../src/sync/jobs/JobSettings.js"
 import { terminateBackendsOf } from "./backends.js"
 import { uniqueAccountId } from "./benchmarks.js"
 import { allStreams } from "../../src/sync/streams/index.js"
@@ -37,6 +40,11 @@ export interface ChaosOptions {
   readonly churn: { readonly creates: number; readonly edits: number; readonly deletes: number; readonly queries: number; readonly collections: ReadonlyArray<string> }
   /** Every `refreshCommitEvery`-th token update committed by a connector child kills its own backend at COMMIT. */
   readonly refreshCommitEvery: number
+  /**
+   * Share of nodes the emulator leaves out of the first account's pages after paging (`setPagingFaults` withhold: the
+   * same nodes every time, line items too, pageInfo and totalCount as paged): its warehouse must equal what it is served.
+   */
+  readonly withhold: number
   readonly keepSchema?: boolean
 }
 
@@ -54,7 +62,8 @@ export const chaosDefaults = (seed: number): ChaosOptions => ({
   deletesPerPass: 100,
   // before the first 15 queries of each collection (jobs take 30 pages): the pages, not the closing id listing
   churn: { creates: 1, edits: 2, deletes: 1, queries: 15, collections: ["jobs", "invoices"] },
-  refreshCommitEvery: 3
+  refreshCommitEvery: 3,
+  withhold: 0.2
 })
 
 export interface Check {
@@ -74,27 +83,14 @@ export interface ChaosReport {
   readonly revoked: string | undefined
   readonly churned: number
   readonly refreshCommitFaults: number
+  /** The account whose pages withhold nodes. */
+  readonly withheldFrom: string | undefined
   readonly checks: ReadonlyArray<Check>
   readonly seconds: number
   readonly ok: boolean
 }
 
 const say = (line: string) => Effect.sync(() => process.stderr.write(`chaos: ${line}\n`))
-
-interface AttemptPlan {
-  readonly killAtMs?: number
-  readonly terminateAtMs?: number
-  readonly revokeAtMs?: number
-}
-
-interface AttemptResult {
-  readonly code: number | null
-  readonly killed: boolean
-  readonly terminated: number
-  readonly revoked: boolean
-  readonly stderr: string
-  readonly seconds: number
-}
 
 const waitExit = (child: ChildProcess) =>
   Effect.async<{ code: number | null }>((resume) => {
@@ -123,6 +119,21 @@ export const runChaos = (options: ChaosOptions) =>
         SYNC_STREAMS: "",
         SYNC_EXCLUDE_FIELDS: ""
       }
+      // the workers' queue timings: failover within seconds (heartbeat 10 s, pg-boss's floor), no cron line firing
+      const workerEnv = {
+        QUEUE_MONITOR_SECONDS: "2",
+        QUEUE_POLL_INTERVAL: "300 millis",
+        QUEUE_RETRY_DELAY_SECONDS: "1",
+        QUEUE_RETRY_DELAY_MAX_SECONDS: "5",
+        QUEUE_RETRY_LIMIT: "20",
+        QUEUE_SCHEDULE: "0 0 1 1 *",
+        SYNC_INCREMENTAL_EVERY: "1 hour"
+      }
+      // the bench's own enqueuing (as serve or the schedule would), its sessions not the children's
+      const queueLayer = JobQueueLive({ supervise: false, instanceName: "chaos" }).pipe(
+        Layer.provide(JobSettings.layer),
+        Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries({ ...env, ...workerEnv, DATABASE_APPLICATION_NAME: "account-sync-bench" })))))
+      )
       yield* say(`seed ${options.seed}; emulator ${emulator.baseUrl} (pid ${emulator.pid}); schema ${schema}`)
 
       return yield* Effect.gen(function* () {
@@ -134,6 +145,12 @@ export const runChaos = (options: ChaosOptions) =>
         }
         yield* say(`${options.accounts} accounts x ${options.jobs} jobs connected; faults ${JSON.stringify(options.faults)}`)
         yield* admin.setFaults(options.faults)
+        // a service that authorizes each node: pages shorter than first while more follow, for one account
+        const withheldFrom = options.withhold > 0 ? accountIds[0] : undefined
+        if (withheldFrom !== undefined) {
+          yield* admin.setPagingFaults({ accountId: withheldFrom, withhold: options.withhold, seed: options.seed })
+          yield* say(`${withheldFrom}: ${options.withhold * 100}% of the nodes of every page withheld after paging`)
+        }
         yield* installRefreshCommitFault(options.refreshCommitEvery)
 
         let kills = 0
@@ -144,152 +161,128 @@ export const runChaos = (options: ChaosOptions) =>
         const attempts: Array<{ pass: string; outcome: string; seconds: number }> = []
         const revokeTarget = accountIds[rng.int(0, accountIds.length - 1)]!
 
-        const attempt = (args: ReadonlyArray<string>, extraEnv: Record<string, string>, plan: AttemptPlan) =>
-          Effect.gen(function* () {
-            const t0 = performance.now()
-            const sql = yield* SqlClient.SqlClient
-            const lastRunId = (yield* sql<{ m: number | null }>`SELECT max(id)::int AS m FROM sync_runs`)[0]?.m ?? 0
-            const child = spawn(process.execPath, [binPath, ...args], {
-              env: { ...process.env, LOG_LEVEL: "WARN", ...env, ...extraEnv },
-              stdio: ["ignore", "ignore", "pipe"]
-            })
-            let stderr = ""
-            child.stderr!.on("data", (c: Buffer) => void (stderr = (stderr + c.toString()).slice(-20_000)))
-            let killed = false
-            let terminated = 0
-            let didRevoke = false
-            const fibers: Array<Fiber.RuntimeFiber<unknown, unknown>> = []
-            let killer: Fiber.RuntimeFiber<void> | undefined
-            // moments are counted from the child's first sync_runs row, not from its start (loading takes seconds)
-            const runStarted = yield* Deferred.make<void>()
-            const watcher = yield* Effect.fork(
-              sql<{ m: number | null }>`SELECT max(id)::int AS m FROM sync_runs`.pipe(
-                Effect.map((rows) => rows[0]?.m ?? 0),
-                Effect.repeat({ schedule: Schedule.spaced("100 millis"), until: (m) => m > lastRunId }),
-                Effect.zipRight(Deferred.succeed(runStarted, undefined)),
-                Effect.ignore
-              )
-            )
-            const after = (ms: number) => Deferred.await(runStarted).pipe(Effect.zipRight(Effect.sleep(ms)))
-            if (plan.terminateAtMs !== undefined) {
-              fibers.push(
-                yield* Effect.fork(
-                  Effect.gen(function* () {
-                    yield* after(plan.terminateAtMs!)
-                    // poll until the child holds sessions (it may still be starting)
-                    const n = yield* Effect.gen(function* () {
-                      for (;;) {
-                        const terminatedNow = yield* terminateBackendsOf(child.pid!, pgPort, childSessionName)
-                        if (terminatedNow > 0) return terminatedNow
-                        yield* Effect.sleep("200 millis")
-                      }
-                    }).pipe(Effect.timeoutOption("10 seconds"))
-                    terminated = Option.getOrElse(n, () => 0)
-                  }).pipe(Effect.ignore)
-                )
-              )
-            }
-            if (plan.revokeAtMs !== undefined) {
-              fibers.push(
-                yield* Effect.fork(
-                  Effect.gen(function* () {
-                    yield* after(plan.revokeAtMs!)
-                    // a developer-portal Test session kills the account's refresh tokens; an hour later its access
-                    // token expires too, and the connector meets the revocation at its next refresh
-                    yield* admin.startSandboxSession({ clientId: emulator.clientId, accountId: revokeTarget })
-                    yield* admin.advanceClock({ seconds: 3_700 })
-                    didRevoke = true
-                  }).pipe(Effect.ignore)
-                )
-              )
-            }
-            if (plan.killAtMs !== undefined) {
-              killer = yield* Effect.fork(
-                after(plan.killAtMs).pipe(
-                  Effect.zipRight(
-                    Effect.sync(() => {
-                      if (child.exitCode === null && child.signalCode === null) {
-                        killed = true
-                        child.kill("SIGKILL")
-                      }
-                    })
-                  )
-                )
-              )
-            }
-            const { code } = yield* waitExit(child).pipe(Effect.onInterrupt(() => Effect.sync(() => void child.kill("SIGKILL"))))
-            // a revocation or termination under way finishes before the next attempt starts
-            if (killer) yield* Fiber.interrupt(killer)
-            yield* Fiber.interrupt(watcher)
-            // a revocation or termination under way finishes before the next attempt starts (or never started)
-            for (const f of fibers) yield* Fiber.await(f).pipe(Effect.timeoutOption("1 second"))
-            for (const f of fibers) yield* Fiber.interrupt(f)
-            return { code, killed, terminated, revoked: didRevoke, stderr, seconds: (performance.now() - t0) / 1000 } satisfies AttemptResult
+        /** A `worker` child: its sessions are named after childSessionName (the refresh-commit fault and terminations find them). */
+        const spawnWorker = (extraEnv: Record<string, string>) => {
+          const child = spawn(process.execPath, [binPath, "worker", "--concurrency", String(options.accounts)], {
+            env: { ...process.env, LOG_LEVEL: "WARN", ...env, ...workerEnv, ...extraEnv },
+            stdio: ["ignore", "ignore", "pipe"]
+          })
+          const worker = { child, stderr: "" }
+          child.stderr!.on("data", (c: Buffer) => void (worker.stderr = (worker.stderr + c.toString()).slice(-20_000)))
+          return worker
+        }
+        type WorkerChild = ReturnType<typeof spawnWorker>
+        const stopWorker = (w: WorkerChild, signal: NodeJS.Signals) =>
+          Effect.suspend(() => {
+            if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill(signal)
+            return waitExit(w.child)
           })
 
-        /** Accounts are done for this pass when the child exits 0, or 3 with only the revoked account to reconnect. */
-        const complete = (r: AttemptResult) =>
-          !r.killed && (r.code === 0 || (r.code === 3 && revoked !== undefined)) && !/skipped:|failed:/.test(r.stderr)
-
+        /**
+         * One pass over every account by two workers: a job per account enqueued, the two workers take them; meanwhile
+         * one of them, drawn at random, is SIGKILLed at random moments and started again (its accounts fail over to the
+         * other), the sessions of one are terminated, one account is revoked. Done when the queue holds no job of the
+         * accounts waiting, running or to be retried.
+         */
         const pass = (
           name: string,
-          args: ReadonlyArray<string>,
+          job: (accountId: string, at: string) => AccountJob,
           extraEnv: Record<string, string>,
           plannedKills: number,
           window: readonly [number, number],
           last: boolean
         ) =>
           Effect.gen(function* () {
+            const sql = yield* SqlClient.SqlClient
+            const t0 = performance.now()
+            const lastRunId = (yield* sql<{ m: number | null }>`SELECT max(id)::int AS m FROM sync_runs`)[0]?.m ?? 0
+            const at = new Date().toISOString()
+            yield* Effect.scoped(Effect.flatMap(JobQueue, (queue) => Effect.forEach(accountIds, (id) => queue.enqueue(job(id, at)), { discard: true })).pipe(Effect.provide(queueLayer)))
+            const workers = [spawnWorker(extraEnv), spawnWorker(extraEnv)]
+            const drained = Effect.map(
+              sql<{ n: number }>`SELECT count(*)::int AS n FROM ${sql(`${schema}_queue`)}.job WHERE name = 'account-work' AND state IN ('created', 'retry', 'active')`,
+              (r) => r[0]!.n === 0
+            )
+            // moments are counted from the first run of the pass, not from the workers' start (loading takes seconds)
+            yield* sql<{ m: number | null }>`SELECT max(id)::int AS m FROM sync_runs`.pipe(
+              Effect.map((rows) => rows[0]?.m ?? 0),
+              Effect.repeat({ schedule: Schedule.spaced("100 millis"), until: (m) => m > lastRunId }),
+              Effect.timeoutOption("60 seconds")
+            )
+            const runStart = performance.now()
             let passKills = 0
+            let passTerminated = 0
+            let passRevoked = false
             const [lo, hi] = window
-            for (let n = 1; ; n++) {
+            for (let round = 0; ; round++) {
               const wantKill = passKills < plannedKills || (last && kills < options.minKills)
-              const killAtMs = wantKill ? Math.round(rng.between(lo, hi)) : undefined
               const wantTerminate = terminations < options.minTerminations
-              const terminateAtMs = wantTerminate ? Math.round(rng.between(0, (killAtMs ?? hi) * 0.8)) : undefined
               const wantRevoke = name === "backfill" && !revokedDone && kills >= 1
-              const revokeAtMs = wantRevoke ? Math.round(rng.between(0, (killAtMs ?? hi) * 0.8)) : undefined
-              const r = yield* attempt(args, extraEnv, {
-                ...(killAtMs !== undefined ? { killAtMs } : {}),
-                ...(terminateAtMs !== undefined ? { terminateAtMs } : {}),
-                ...(revokeAtMs !== undefined ? { revokeAtMs } : {})
-              })
-              if (r.killed) {
-                kills++
-                passKills++
-              }
-              if (r.terminated > 0) {
-                terminations++
-                terminatedBackends += r.terminated
-              }
-              if (r.revoked) {
+              const moment = Math.round(rng.between(lo, hi))
+              // until the moment (from the run's start, or the last fault), or the queue drained
+              const until = (round === 0 ? runStart : performance.now()) + moment
+              let done = false
+              while (performance.now() < until && !(done = yield* drained)) yield* Effect.sleep("100 millis")
+              if (done || (yield* drained)) break
+              if (wantRevoke) {
+                // a developer-portal Test session kills the account's refresh tokens; an hour later its access
+                // token expires too, and the workers meet the revocation at its next refresh
+                yield* admin.startSandboxSession({ clientId: emulator.clientId, accountId: revokeTarget })
+                yield* admin.advanceClock({ seconds: 3_700 })
                 revoked = revokeTarget
                 revokedDone = true
+                passRevoked = true
               }
-              const outcome = r.killed ? "SIGKILL" : `exit ${r.code}`
-              attempts.push({ pass: name, outcome, seconds: r.seconds })
-              if (!r.killed && r.code !== 0) {
-                const file = path.join(os.tmpdir(), `chaos-${options.seed}-${attempts.length}.stderr.log`)
-                fs.writeFileSync(file, r.stderr)
+              if (wantTerminate) {
+                const target = workers[rng.int(0, workers.length - 1)]!
+                const n = yield* terminateBackendsOf(target.child.pid!, pgPort, childSessionName)
+                if (n > 0) {
+                  terminations++
+                  terminatedBackends += n
+                  passTerminated += n
+                }
               }
-              yield* say(
-                `${name} #${n}: ${outcome} after ${r.seconds.toFixed(1)} s` +
-                  (r.terminated > 0 ? `, ${r.terminated} backend(s) terminated` : "") +
-                  (r.revoked ? `, sandbox session revoked ${revokeTarget}` : "") +
-                  (!r.killed && r.code !== 0 ? ` (${lastLines(r.stderr)})` : "")
-              )
-              if (complete(r)) return
-              if (n > 60) return yield* new BenchError({ step: `chaos ${name}`, reason: `no completed run after 60 attempts: ${lastLines(r.stderr)}` })
+              if (wantKill) {
+                const i = rng.int(0, workers.length - 1)
+                yield* stopWorker(workers[i]!, "SIGKILL")
+                kills++
+                passKills++
+                workers[i] = spawnWorker(extraEnv)
+              }
+              if (!wantKill && !wantTerminate && !wantRevoke) {
+                while (!(yield* drained)) {
+                  if (performance.now() - t0 > 900_000) return yield* new BenchError({ step: `chaos ${name}`, reason: `the queue did not drain within 15 minutes: ${lastLines(workers[0]!.stderr)}` })
+                  yield* Effect.sleep("200 millis")
+                }
+                break
+              }
+            }
+            const exits = yield* Effect.forEach(workers, (w) => stopWorker(w, "SIGTERM"))
+            const seconds = (performance.now() - t0) / 1000
+            attempts.push({ pass: name, outcome: `${passKills} SIGKILL(s), exits ${exits.map((e) => e.code).join("/")}`, seconds })
+            yield* say(
+              `${name}: drained after ${seconds.toFixed(1)} s by two workers, ${passKills} SIGKILL(s)` +
+                (passTerminated > 0 ? `, ${passTerminated} backend(s) terminated` : "") +
+                (passRevoked ? `, sandbox session revoked ${revokeTarget}` : "")
+            )
+            const unclean = exits.filter((e) => e.code !== 143 && e.code !== 0)
+            if (unclean.length > 0) {
+              const file = path.join(os.tmpdir(), `chaos-${options.seed}-${attempts.length}.stderr.log`)
+              fs.writeFileSync(file, workers.map((w) => w.stderr).join("\n---\n"))
+              yield* say(`a worker exited ${unclean.map((e) => e.code).join(", ")} on SIGTERM (stderr in ${file})`)
             }
           })
+
+        const syncJob = (accountId: string, at: string): AccountJob => ({ kind: "sync", accountId, dueAt: at })
+        const backfillJob = (accountId: string, at: string): AccountJob => ({ kind: "backfill", accountId, dueAt: at, requestedAt: at, restart: false })
 
         const editAndDelete = (round: number) =>
           Effect.forEach(
             accountIds,
             (id, i) =>
               Effect.gen(function* () {
-                yield* admin.editJobs({ accountId: id, count: options.editsPerPass, seed: options.seed * 1000 + round * 10 + i })
-                yield* admin.deleteJobs({ accountId: id, count: options.deletesPerPass, seed: options.seed * 2000 + round * 10 + i })
+                yield* admin.editRecords({ accountId: id, collection: "jobs", count: options.editsPerPass, seed: options.seed * 1000 + round * 10 + i })
+                yield* admin.deleteRecords({ accountId: id, collection: "jobs", count: options.deletesPerPass, seed: options.seed * 2000 + round * 10 + i })
                 // an updatedAt-filtered stream too, and line items under it
                 yield* admin.editRecords({ accountId: id, collection: "invoices", count: Math.ceil(options.editsPerPass / 4), seed: options.seed * 3000 + round * 10 + i })
                 yield* admin.deleteRecords({ accountId: id, collection: "invoices", count: Math.ceil(options.deletesPerPass / 4), seed: options.seed * 4000 + round * 10 + i })
@@ -328,7 +321,8 @@ export const runChaos = (options: ChaosOptions) =>
             // mid-way the jobs (what the incremental syncs are about); at the end every stream of every account
             const streams = final ? allStreams : allStreams.filter((st) => st.name === "jobs")
             const results: Array<StreamComparison & { accountId: string }> = yield* Effect.forEach(compared, (id) =>
-              Effect.forEach(streams, (stream) => Effect.map(compareStream(admin, stream, id), (c) => ({ ...c, accountId: id })))
+              // what the service returns to the app: the withheld nodes of one account left out
+              Effect.forEach(streams, (stream) => Effect.map(compareStream(admin, stream, id, emulator.clientId), (c) => ({ ...c, accountId: id })))
             ).pipe(Effect.map((all) => all.flat()))
             // a new fault seed per phase: re-using it would replay the same draws
             faultPhase++
@@ -354,7 +348,7 @@ export const runChaos = (options: ChaosOptions) =>
           })
 
         // 1. the backfill under churn, killed and restarted; one account revoked on the way
-        yield* churnDuring("backfill", pass("backfill", ["backfill"], {}, options.killsPerPass.backfill, options.killWindowMs.backfill, false))
+        yield* churnDuring("backfill", pass("backfill", backfillJob, {}, options.killsPerPass.backfill, options.killWindowMs.backfill, false))
         if (revoked !== undefined) {
           yield* say(`reconnecting ${revoked} through the OAuth flow (faults on: retried as a user would)`)
           yield* connectAccount(revoked).pipe(Effect.retry({ times: 5, schedule: Schedule.spaced("500 millis") }))
@@ -362,18 +356,18 @@ export const runChaos = (options: ChaosOptions) =>
         // 2. incremental syncs after edits and deletions
         for (let i = 1; i <= options.incrementalSyncs; i++) {
           yield* editAndDelete(i)
-          yield* pass(`sync ${i}`, ["sync"], {}, options.killsPerPass.sync, options.killWindowMs.sync, false)
+          yield* pass(`sync ${i}`, syncJob, {}, options.killsPerPass.sync, options.killWindowMs.sync, false)
           yield* compareAll(`after sync ${i}`, false)
         }
         // 3. the daily full pass (brought forward) under churn finds the deletions
-        yield* churnDuring("full pass", pass("full pass", ["sync"], { SYNC_FULL_PASS_EVERY: "1 second" }, options.killsPerPass.full, options.killWindowMs.backfill, true))
+        yield* churnDuring("full pass", pass("full pass", syncJob, { SYNC_FULL_PASS_EVERY: "1 second" }, options.killsPerPass.full, options.killWindowMs.backfill, true))
         // 4. one incremental sync brings what churn edited behind the cursor of a resumed pass; every account's access
         // token has expired, so each refreshes (and rotates) first, and some of those commits lose their session. (Not
         // during the passes above: a SIGKILL between the token endpoint's answer and the write loses a rotation
         // whatever the code does; this fault is about the database session, not the process.)
         yield* expireAccessTokens
         yield* setRefreshCommitFault(true)
-        yield* pass("closing sync", ["sync"], {}, 0, options.killWindowMs.sync, false)
+        yield* pass("closing sync", syncJob, {}, 0, options.killWindowMs.sync, false)
         yield* setRefreshCommitFault(false)
         const refreshCommitFaults = yield* refreshCommitFaultsInjected(options.refreshCommitEvery)
 
@@ -411,9 +405,16 @@ export const runChaos = (options: ChaosOptions) =>
           ok: open[0]!.n === 0,
           detail: `${open[0]!.total} runs, ${open[0]!.interrupted} closed as interrupted, ${open[0]!.n} still running`
         })
-        checks.push({ name: `at least ${options.minKills} SIGKILLs of the connector`, ok: kills >= options.minKills, detail: `${kills}` })
+        const overlaps = yield* sql<{ n: number }>`
+          SELECT count(*)::int AS n FROM sync_runs a JOIN sync_runs b ON a.account_id = b.account_id AND a.id < b.id
+          WHERE a.outcome <> 'skipped' AND b.outcome <> 'skipped'
+            AND b.started_at < COALESCE(a.finished_at, now()) AND a.started_at < COALESCE(b.finished_at, now())`
+        checks.push({ name: "no account had two runs at once (sync_runs intervals of an account never overlap)", ok: overlaps[0]!.n === 0, detail: `${overlaps[0]!.n} overlapping pair(s)` })
+        const dead = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM ${sql(`${schema}_queue`)}.job WHERE name = 'account-work-dead'`
+        checks.push({ name: "no job failed for good (dead letters)", ok: dead[0]!.n === 0, detail: `${dead[0]!.n} dead-lettered` })
+        checks.push({ name: `at least ${options.minKills} SIGKILLs of a worker`, ok: kills >= options.minKills, detail: `${kills}` })
         checks.push({
-          name: `at least ${options.minTerminations} pg_terminate_backend rounds on the connector's sessions`,
+          name: `at least ${options.minTerminations} pg_terminate_backend rounds on a worker's sessions`,
           ok: terminations >= options.minTerminations,
           detail: `${terminations} rounds, ${terminatedBackends} backends terminated`
         })
@@ -441,6 +442,7 @@ export const runChaos = (options: ChaosOptions) =>
           revoked,
           churned,
           refreshCommitFaults,
+          withheldFrom,
           checks,
           seconds: (performance.now() - started) / 1000,
           ok: checks.every((c) => c.ok)
@@ -470,7 +472,7 @@ const installRefreshCommitFault = (every: number) =>
       CREATE OR REPLACE FUNCTION chaos_kill_token_commit() RETURNS trigger LANGUAGE plpgsql AS $$
       DECLARE n bigint;
       BEGIN
-        IF current_setting('application_name') <> '${childSessionName}' OR NOT (SELECT on_ FROM chaos_refresh_commit_fault) THEN RETURN NULL; END IF;
+        IF current_setting('application_name') NOT LIKE '${childSessionName}%' OR NOT (SELECT on_ FROM chaos_refresh_commit_fault) THEN RETURN NULL; END IF;
         n := nextval('chaos_token_commits');
         IF n % ${every} = 1 THEN
           PERFORM pg_terminate_backend(pg_backend_pid());
@@ -510,6 +512,7 @@ export const renderChaos = (r: ChaosReport): string =>
     `faults injected: ${JSON.stringify(r.faultsInjected)}`,
     `connector SIGKILLs: ${r.kills}; pg_terminate_backend rounds: ${r.terminations} (${r.terminatedBackends} backends); revoked and reconnected: ${r.revoked ?? "none"}`,
     `records changed under the pager: ${r.churned}; refresh commits killed: ${r.refreshCommitFaults}`,
+    `nodes withheld from the pages of: ${r.withheldFrom ?? "none"}`,
     `attempts: ${r.attempts.length} (${r.attempts.map((a) => `${a.pass}: ${a.outcome}`).join(", ")})`,
     ...r.checks.map((c) => `${c.ok ? "PASS" : "FAIL"}  ${c.name}: ${c.detail}`),
     `${r.ok ? "PASS" : "FAIL"} in ${r.seconds.toFixed(0)} s`

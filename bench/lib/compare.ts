@@ -1,9 +1,9 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import * as crypto from "node:crypto"
-import type { EmulatorAdmin, JobRecord } from "../../src/emulator/EmulatorAdmin.js"
+import type { EmulatorAdmin, ListedRecord } from "../../src/emulator/EmulatorAdmin.js"
 import { sanitizeJson, sanitizeText } from "../../src/sync/landing/sanitize.js"
-import { jobScalarsStream } from "../../src/sync/streams/index.js"
+import { jobScalarsStream } from "../../test/support/jobsOnly.js"
 
 const jobsStream = jobScalarsStream
 
@@ -21,15 +21,17 @@ const canonical = (v: unknown): string =>
 const hash = (row: Record<string, unknown>) => crypto.createHash("sha1").update(canonical(row)).digest("hex")
 
 const timestamp = new Set(jobsStream.columns.filter((c) => c.type === "timestamptz").map((c) => c.column))
+/** The fields the stream asks for: what `raw` holds of the service's full record. */
+const selected = new Set(["id", ...jobsStream.columns.filter((c) => c.selected).map((c) => c.path[0]!)])
 
 /** The row a live job must be in `jobs`: every mapped column (timestamps as epoch ms) and `raw`. */
-const serviceRowHash = (job: JobRecord) => {
+const serviceRowHash = (job: ListedRecord) => {
   const row: Record<string, unknown> = { id: job.id }
   for (const c of jobsStream.columns) {
-    const v = job[c.path[0]!]
+    const v = c.selected ? job[c.path[0]!] : null
     row[c.column] = v === null || v === undefined ? null : timestamp.has(c.column) ? Date.parse(v as string) : typeof v === "string" ? sanitizeText(v) : v
   }
-  row.raw = sanitizeJson(job)
+  row.raw = sanitizeJson(Object.fromEntries(Object.entries(job).filter(([field]) => selected.has(field))))
   return hash(row)
 }
 
@@ -62,7 +64,7 @@ export interface AccountComparison {
 export const compareAccount = (admin: EmulatorAdmin, accountId: string) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    const service = yield* admin.listJobs({ accountId })
+    const service = yield* admin.listRecords({ accountId, collection: "jobs" })
     const rows = yield* sql<Record<string, unknown>>`SELECT * FROM jobs WHERE account_id = ${accountId}`
     const duplicates = (yield* sql<{ n: number }>`
       SELECT count(*)::int AS n FROM (SELECT id FROM jobs WHERE account_id = ${accountId} GROUP BY id HAVING count(*) > 1) d`)[0]!.n

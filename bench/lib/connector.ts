@@ -3,14 +3,15 @@ import { ConfigProvider, Effect, Layer, Logger, LogLevel } from "effect"
 import * as crypto from "node:crypto"
 import type { CostBudget } from "../../src/api/CostBudget.js"
 import { makeSyncLayer } from "../../src/cli/app.js"
+import { dropSchemaAndQueryRole } from "../../src/db/queryRole.js"
 import { callbackParams, OAuthFlow } from "../../src/auth/OAuthFlow.js"
-import { Progress } from "../../src/sync/Progress.js"
+import { ProgressSilent } from "../../src/sync/Progress.js"
 import { approveInBrowser } from "../../test/support/browser.js"
 import { benchDatabaseUrl } from "./database.js"
 import { BenchError } from "./errors.js"
 import type { EmulatorProcess } from "./emulatorProcess.js"
 
-import { jobsOnlySettings } from "../../src/sync/streams/index.js"
+import { jobsOnlySettings } from "../../test/support/jobsOnly.js"
 
 export type Env = Readonly<Record<string, string>>
 
@@ -30,7 +31,6 @@ export const settingsFor = (emulator: EmulatorProcess): Env => ({
 /** The environment a `node bin/account-sync.mjs backfill|sync` child needs for the same settings and schema. */
 export const childEnv = (settings: Env, databaseUrl: string, schema: string): Env => ({ ...settings, DATABASE_URL: databaseUrl, DB_SCHEMA: schema })
 
-const SilentProgress = Layer.succeed(Progress, Progress.of({ report: () => Effect.void }))
 
 /**
  * The real connector in this process, as the program assembles it (cli/app.ts), configured through its Config path:
@@ -54,11 +54,11 @@ export const connectorLayer = (options: {
   const dropAfter = Layer.scopedDiscard(
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
-      if (!options.keepSchema) yield* Effect.addFinalizer(() => sql.unsafe(`DROP SCHEMA IF EXISTS ${options.schema} CASCADE`).pipe(Effect.ignore))
+      if (!options.keepSchema) yield* Effect.addFinalizer(() => dropSchemaAndQueryRole(options.schema).pipe(Effect.provideService(SqlClient.SqlClient, sql)))
     })
   )
   return dropAfter.pipe(
-    Layer.provideMerge(makeSyncLayer({ progress: SilentProgress, ...(options.budget ? { budget: options.budget } : {}) })),
+    Layer.provideMerge(makeSyncLayer({ progress: ProgressSilent, ...(options.budget ? { budget: options.budget } : {}) })),
     Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env))))),
     Layer.provideMerge(Logger.minimumLogLevel(LogLevel.Warning))
   )

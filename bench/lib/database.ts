@@ -4,6 +4,7 @@ import { Effect, Layer, Option, Redacted } from "effect"
 import * as crypto from "node:crypto"
 import { makeDatabaseLayer } from "../../src/db/Database.js"
 import { runMigrations } from "../../src/db/Migrations.js"
+import { dropSchemaAndQueryRole } from "../../src/db/queryRole.js"
 
 /** The Postgres the benchmarks use: `DATABASE_URL`, else `TEST_DATABASE_URL`, else the local test database. */
 export const benchDatabaseUrl = (): string =>
@@ -20,7 +21,7 @@ export const freshSchemaLayer = (schema: string, options: { readonly maxConnecti
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
       yield* runMigrations
-      if (!options.keep) yield* Effect.addFinalizer(() => sql.unsafe(`DROP SCHEMA IF EXISTS ${schema} CASCADE`).pipe(Effect.ignore))
+      if (!options.keep) yield* Effect.addFinalizer(() => dropSchemaAndQueryRole(schema).pipe(Effect.provideService(SqlClient.SqlClient, sql)))
     })
   ).pipe(
     Layer.provideMerge(

@@ -4,7 +4,7 @@ import { spawn } from "node:child_process"
 import * as net from "node:net"
 import { estimateQueryCost } from "../../src/api/costEstimate.js"
 import type { EmulatorAdmin, WebhookDeliveryInfo } from "../../src/emulator/EmulatorAdmin.js"
-import { jobScalarsStream } from "../../src/sync/streams/index.js"
+import { jobScalarsStream } from "../../test/support/jobsOnly.js"
 import { SyncRunner } from "../../src/sync/SyncRunner.js"
 import { connectAndBackfill, newAccount, unlimited } from "./benchmarks.js"
 import { childEnv, connectorLayer, settingsFor } from "./connector.js"
@@ -191,7 +191,7 @@ export const freshnessBench = (emulator: EmulatorProcess, options: FreshnessOpti
         if (wait > 0) yield* Effect.sleep(Duration.millis(wait))
         const accountId = ids[k % ids.length]!
         const atMs = Date.now()
-        for (const id of (yield* admin.editJobs({ accountId, count: 1, seed: 50_000 + k })).ids) lastEdit.set(`${accountId}|${id}`, { accountId, id, atMs })
+        for (const id of (yield* admin.editRecords({ accountId, collection: "jobs", count: 1, seed: 50_000 + k })).ids) lastEdit.set(`${accountId}|${id}`, { accountId, id, atMs })
         editOffsets.push((atMs - startedAt) / 1000)
       }
       yield* deliveredSince(admin, deliveriesBefore)
@@ -205,7 +205,7 @@ export const freshnessBench = (emulator: EmulatorProcess, options: FreshnessOpti
       for (const accountId of ids) {
         const edited = [...lastEdit.values()].filter((e) => e.accountId === accountId)
         if (edited.length === 0) continue
-        const service = new Map((yield* admin.listJobs({ accountId })).map((j) => [j.id, Date.parse(j.updatedAt)]))
+        const service = new Map((yield* admin.listRecords({ accountId, collection: "jobs" })).map((j) => [j.id, Date.parse(String(j.updatedAt))]))
         const rows = yield* sql<{ id: string; updatedAt: Date; syncedAt: Date }>`
           SELECT id, updated_at AS "updatedAt", synced_at AS "syncedAt" FROM jobs WHERE account_id = ${accountId} AND id IN ${sql.in(edited.map((e) => e.id))}`
         const byId = new Map(rows.map((r) => [r.id, r]))
@@ -241,7 +241,7 @@ export const freshnessBench = (emulator: EmulatorProcess, options: FreshnessOpti
         const wait = burstStarted + (sent * 1000) / options.burstPerSecond - performance.now()
         if (wait > 0) yield* Effect.sleep(Duration.millis(wait))
         const count = Math.min(perCall, burstTotal - sent)
-        yield* admin.editJobs({ accountId: ids[k % ids.length]!, count, seed: 90_000 + k })
+        yield* admin.editRecords({ accountId: ids[k % ids.length]!, collection: "jobs", count, seed: 90_000 + k })
         sent += count
       }
       const burstWallSec = Math.max((performance.now() - burstStarted) / 1000, burstTotal / options.burstPerSecond)

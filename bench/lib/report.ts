@@ -1,6 +1,7 @@
 import type { AccountsRun, BudgetResult, ExactnessResult, LandingResult, MemoryRun, WholeAccountResult } from "./benchmarks.js"
 import type { FreshnessResult } from "./freshness.js"
 import type { MachineInfo } from "./machine.js"
+import type { ScaleResult } from "./scale.js"
 
 export interface BenchResults {
   readonly machine: string
@@ -19,6 +20,16 @@ export interface BenchResults {
   readonly exactness?: ExactnessResult & { readonly goal: { readonly overheadRatio: number } }
   readonly freshness?: FreshnessResult & { readonly goal: { readonly p99Seconds: number; readonly ratioToNodeCost: number; readonly webhookAnswerP99Ms: number } }
   readonly wholeAccount?: WholeAccountResult & { readonly goal: { readonly efficiency: number; readonly throttled: number } }
+  readonly scale?: ScaleResult & {
+    readonly goal: {
+      readonly claimsPerSecond: number
+      readonly dueToStartP99Seconds: number
+      readonly failoverSeconds: number
+      readonly doubleRuns: number
+      readonly oneWorker500RatioToCeiling: number
+      readonly oneWorker500PeakRssMb: number
+    }
+  }
   readonly totalSeconds: number
   /**
    * Benchmarks run since the full run the rest describes (`--only`): which, when, by what command; the other
@@ -95,6 +106,26 @@ export const renderResults = (r: BenchResults): string => {
       ""
     ])
     rows.push(["wholeAccount", "points per row", Object.entries(w.pointsPerRow).map(([s, n]) => `${s} ${f(n, 0)}`).join(", "), "", ""])
+  }
+  if (r.scale) {
+    const sc = r.scale
+    rows.push(["scale", "jobs claimed per second (nothing to do in them)", f(sc.claimsPerSecond, 0), ">= 300", mark(sc.claimsPerSecond >= 300)])
+    rows.push(["scale", "due to start p50", `${f(sc.dueToStartP50Seconds)} s`, "", ""])
+    rows.push(["scale", "due to start p99", `${f(sc.dueToStartP99Seconds)} s`, "<= 2 s", mark(sc.dueToStartP99Seconds <= 2)])
+    rows.push(["scale", "failover (SIGKILL to running elsewhere)", `${f(sc.failoverSeconds, 1)} s`, "<= 60 s", mark(sc.failoverSeconds <= 60)])
+    rows.push(["scale", "overlapping runs of one account", String(sc.doubleRuns), "0", mark(sc.doubleRuns === 0)])
+    for (const w of sc.workers) {
+      rows.push([
+        "scale",
+        `${w.processes} worker(s): rows/s, ratio to ceiling (${w.bound}), x one worker, CPU s / peak MB per worker`,
+        `${int(w.rowsPerSecond)}, ${f(w.ratioToCeiling, 3)}, ${f(w.ratioToOneWorker)}x, ${f(w.cpuSecondsPerWorker, 1)} / ${f(w.peakRssMbPerWorker, 0)}`,
+        "",
+        ""
+      ])
+    }
+    const o = sc.oneWorker500
+    rows.push(["scale", `one worker, ${o.accounts} accounts at the real bucket: ratio to ceiling`, f(o.ratioToCeiling, 3), ">= 0.9", mark(o.ratioToCeiling >= 0.9)])
+    rows.push(["scale", `one worker, ${o.accounts} accounts: peak RSS`, `${f(o.peakRssMb, 1)} MB`, "< 500 MB", mark(o.peakRssMb < 500)])
   }
   return `${table(rows)}\n\nmachine: ${r.machine}\ntaken at ${r.takenAt} in ${f(r.totalSeconds, 0)} s`
 }

@@ -5,8 +5,12 @@
 --
 -- app_role: what DATABASE_URL logs in as. Not a superuser, creates no database, role or schema: it owns DB_SCHEMA
 --   and what it creates there (the migrations' tables), and nothing else.
+-- <schema>_query: a role that cannot log in, which `account-sync query` switches to when it logs in with DATABASE_URL
+--   (no QUERY_DATABASE_URL): it reads DB_SCHEMA's tables and may not signal the app role's sessions. The app role is
+--   made a member so it may switch to it; the migrations grant it the tables.
 -- reader_role (when reader_password is given): what QUERY_DATABASE_URL logs in as for `account-sync query`. It can
---   read DB_SCHEMA's tables (present and future) and write nothing; its sessions are read-only by default.
+--   read DB_SCHEMA's tables (present and future), every account's rows (a member of <schema>_query), and write
+--   nothing; its sessions are read-only by default. For a reader of some accounts only: account-sync grant-reader.
 -- Running it again changes the passwords and grants, never the data. docker-compose.yml runs it on first start
 -- (init-roles.sh).
 \set ON_ERROR_STOP on
@@ -33,6 +37,9 @@ SELECT format('ALTER ROLE %I LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICA
 -- the schema is the app role's: its tables are its own; it gets no CREATE on the database (no other schema)
 SELECT format('CREATE SCHEMA IF NOT EXISTS %I AUTHORIZATION %I', :'schema', :'app_role') \gexec
 SELECT format('ALTER SCHEMA %I OWNER TO %I', :'schema', :'app_role') \gexec
+SELECT format('CREATE ROLE %I NOLOGIN', left(:'schema' || '_query', 63)) WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = left(:'schema' || '_query', 63)) \gexec
+SELECT format('GRANT %I TO %I', left(:'schema' || '_query', 63), :'app_role') \gexec
+
 -- nobody creates objects in public (the default from Postgres 15 on; earlier versions let every role)
 REVOKE CREATE ON SCHEMA public FROM PUBLIC;
 
@@ -44,4 +51,6 @@ SELECT format('GRANT USAGE ON SCHEMA %I TO %I', :'schema', :'reader_role') \gexe
 SELECT format('GRANT SELECT ON ALL TABLES IN SCHEMA %I TO %I', :'schema', :'reader_role') \gexec
 -- the tables the app role creates later (every migration) are readable too
 SELECT format('ALTER DEFAULT PRIVILEGES FOR ROLE %I IN SCHEMA %I GRANT SELECT ON TABLES TO %I', :'app_role', :'schema', :'reader_role') \gexec
+-- every account's rows: the row-level security policies let <schema>_query (and its members) read them all
+SELECT format('GRANT %I TO %I', left(:'schema' || '_query', 63), :'reader_role') \gexec
 \endif

@@ -4,14 +4,10 @@
  */
 import { Duration } from "effect"
 import { stringify } from "yaml"
-import { estimateQueryCost } from "../../src/api/costEstimate.js"
+import { requestedPointsPerRow } from "../../src/sync/progressEstimate.js"
 import type { AnyStream, ChildDefinition, Column } from "../../src/sync/streams/Stream.js"
 
-/** Points a full page asks per row (the budget reserves these; a page of parents with fewer children costs less). */
-export const requestedPointsPerRow = (stream: AnyStream): number => {
-  const variables = { first: stream.maxPageSize, offset: 0, ...Object.fromEntries(stream.children.map((c) => [c.firstVariable, c.innerPage])) }
-  return estimateQueryCost(stream.document, { ...stream.fullPass, ...variables }) / stream.maxPageSize
-}
+export { requestedPointsPerRow }
 
 const key = "`(account_id, id)`"
 const childKey = (child: ChildDefinition) => (child.keyedByParent ? `\`(account_id, ${child.parentColumn}, id)\`` : "`(account_id, id)`")
@@ -80,8 +76,48 @@ const tableEntry = (name: string, description: string, keyColumns: ReadonlyArray
   tests: [{ unique: { column_name: `(${keyColumns.join(" || '/' || ")})` } }]
 })
 
-/** `config/dbt/sources.yml`: every stream table, child table and custom_fields, with descriptions, keys and freshness. */
-export const dbtSources = (streams: ReadonlyArray<AnyStream>, typeDescription: (type: string) => string | undefined): string => {
+/** A dbt `warn_after`/`error_after` in whole minutes. */
+const minutes = (d: Duration.Duration) => ({ count: Math.ceil(Duration.toMinutes(d)), period: "minute" })
+
+/**
+ * The freshness of each stream's data, from the view `stream_freshness` (migration 011): when every active account's
+ * data of the stream was last known current (a finished pass, applied change events), not `synced_at`, which only
+ * moves when a row changes and so calls a quiet account stale. One entry per stream, each with its own cadence:
+ * warn when stale (`staleAfter`: cadence plus margin, with the default settings), error at twice that.
+ */
+const freshnessSource = (streams: ReadonlyArray<AnyStream>, staleAfter: (stream: AnyStream) => Duration.Duration) => ({
+  name: "account_sync_freshness",
+  description:
+    "When each stream's data was last known current, for `dbt source freshness`: per stream, the stalest active account's last finished pass or applied change events (the view stream_freshness). Thresholds follow the default SYNC_EVERY, SYNC_FULL_PASS_EVERY and SYNC_STALE_MARGIN: regenerate with `npm run docs` after changing the definitions, or override them in your project.",
+  schema: "{{ env_var('DB_SCHEMA', 'account_sync') }}",
+  loaded_at_field: "data_current_at",
+  tables: streams.map((s) => ({
+    name: s.name,
+    identifier: "stream_freshness",
+    description: `The freshness of ${s.table}${s.children.length > 0 ? ` (and ${s.children.map((c) => c.table).join(", ")})` : ""}: one row of stream_freshness.`,
+    freshness: {
+      warn_after: minutes(staleAfter(s)),
+      error_after: minutes(Duration.times(staleAfter(s), 2)),
+      filter: `stream = '${s.name}'`
+    },
+    columns: [
+      { name: "stream", description: "The stream.", tests: ["not_null"] },
+      { name: "data_current_at", description: "Every active account's data of the stream was known current at this time (the stalest account's; one that never finished a pass counts from when it connected)." },
+      { name: "accounts", description: "Active accounts counted." }
+    ]
+  }))
+})
+
+/**
+ * `config/dbt/models/sources.yml`: every stream table, child table, custom_fields and the connections an analyst
+ * joins, with descriptions and keys; and the freshness of each stream's data (a source of its own over the view
+ * stream_freshness: see freshnessSource).
+ */
+export const dbtSources = (
+  streams: ReadonlyArray<AnyStream>,
+  typeDescription: (type: string) => string | undefined,
+  staleAfter: (stream: AnyStream) => Duration.Duration
+): string => {
   const schema = "account_sync"
   const tables: Array<object> = []
   for (const s of streams) {
@@ -103,10 +139,18 @@ export const dbtSources = (streams: ReadonlyArray<AnyStream>, typeDescription: (
         name: schema,
         description: "The connected accounts of the service, landed by account-sync (generated from its stream definitions by `npm run docs`).",
         schema: "{{ env_var('DB_SCHEMA', 'account_sync') }}",
-        // synced_at moves when a row changes: a whole table that has not changed for this long means its syncs stopped
-        loaded_at_field: "synced_at",
-        freshness: { warn_after: { count: 2, period: "day" }, error_after: { count: 7, period: "day" } },
+        // no freshness on the stream tables: synced_at moves only when a row changes (a quiet account would look
+        // stale); the freshness of their data is account_sync_freshness's, below
         tables: [
+          {
+            name: "connections",
+            description: "One row per connected account: its name and status. Every table's account_id is one of these.",
+            columns: [
+              { name: "account_id", description: "The account's id at the service.", tests: ["not_null", "unique"] },
+              { name: "account_name", description: "The account's name, as the service last gave it.", tests: ["not_null"] },
+              { name: "status", description: "active (synced), revoked (reconnect it) or disconnected.", tests: [{ accepted_values: { values: ["active", "revoked", "disconnected"] } }] }
+            ]
+          },
           ...tables,
           {
             name: "custom_fields",
@@ -133,8 +177,35 @@ export const dbtSources = (streams: ReadonlyArray<AnyStream>, typeDescription: (
             freshness: { warn_after: { count: 1, period: "hour" }, error_after: { count: 6, period: "hour" } }
           }
         ]
-      }
+      },
+      freshnessSource(streams, staleAfter)
     ]
   }
   return `# Generated by \`npm run docs\` from the stream definitions (src/sync/streams): do not edit by hand.\n${stringify(document, { lineWidth: 0 })}`
 }
+
+/** The tables a staging model is made for: every stream table, every child table, custom_fields. */
+const stagedTables = (streams: ReadonlyArray<AnyStream>) => [
+  ...streams.flatMap((s) => [{ table: s.table, what: `${s.nodeType} records` }, ...s.children.map((c) => ({ table: c.table, what: `line items of ${s.table}` }))]),
+  { table: "custom_fields", what: "custom fields" }
+]
+
+/**
+ * `config/dbt/models/staging/stg_<table>.sql`: the live rows of a table (deleted_at is null) with the name of the
+ * account they belong to: what most questions start from.
+ */
+export const dbtStagingModels = (streams: ReadonlyArray<AnyStream>): Record<string, string> =>
+  Object.fromEntries(
+    stagedTables(streams).map(({ table, what }) => [
+      `config/dbt/models/staging/stg_${table}.sql`,
+      [
+        "-- Generated by `npm run docs` from the stream definitions (src/sync/streams): do not edit by hand.",
+        `-- The live ${what} (deleted_at is null), with the name of the account they belong to.`,
+        "select connections.account_name, t.*",
+        `from {{ source('account_sync', '${table}') }} as t`,
+        "join {{ source('account_sync', 'connections') }} as connections using (account_id)",
+        "where t.deleted_at is null",
+        ""
+      ].join("\n")
+    ])
+  )

@@ -13,6 +13,8 @@ export interface BudgetStats {
   readonly waitedMs: number
   /** THROTTLED answers received (the goal is zero in steady state). */
   readonly throttled: number
+  /** The bucket as mirrored now (after the account's first answer): its restore rate and the points it holds. */
+  readonly bucket?: { readonly restoreRate: number; readonly available: number }
 }
 
 interface Bucket {
@@ -187,7 +189,12 @@ export const makeCostBudget = Effect.gen(function* () {
       })
     ).pipe(Effect.zipLeft(Metric.increment(Metrics.forAccount(Metrics.throttledAnswers, accountId))))
 
-  const stats: CostBudgetShape["stats"] = (accountId) => Effect.map(read(accountId), (s) => s.stats)
+  const stats: CostBudgetShape["stats"] = (accountId) =>
+    Effect.flatMap(Clock.currentTimeMillis, (now) =>
+      Effect.map(read(accountId), (s) =>
+        s.bucket === undefined ? s.stats : { ...s.stats, bucket: { restoreRate: s.bucket.restoreRate, available: availableAt(s.bucket, now) } }
+      )
+    )
 
   return CostBudget.of({ estimate, pageSize, acquire, observe, throttled, stats })
 })

@@ -1,6 +1,7 @@
-import { HttpClient, type HttpClientError, HttpClientRequest } from "@effect/platform"
-import { type DocumentNode, print } from "graphql"
-import { Context, Duration, Effect, Layer, ParseResult, Random, Redacted, Schedule, Schema } from "effect"
+import { HttpClient, type HttpClientError, HttpClientRequest, type HttpClientResponse } from "@effect/platform"
+import { type DocumentNode, Kind, print } from "graphql"
+import { Context, Duration, Effect, Layer, ParseResult, Random, Redacted, Schedule, Schema, Stream } from "effect"
+import { ApiVersionWatch, ApiVersionWatchLive } from "./ApiVersionWatch.js"
 import { ServiceEndpoint } from "./ServiceEndpoint.js"
 import { operationName } from "./documents.js"
 import {
@@ -10,6 +11,7 @@ import {
   QueryFailed,
   type QueryCost,
   RateLimited,
+  ResponseTooLarge,
   type ServiceError,
   Throttled,
   TransientFailure,
@@ -40,7 +42,8 @@ const GraphqlErrorSchema = Schema.Struct({
 const EnvelopeSchema = Schema.Struct({
   data: Schema.optional(Schema.NullOr(Schema.Unknown)),
   errors: Schema.optional(Schema.Array(GraphqlErrorSchema)),
-  extensions: Schema.optional(Schema.Struct({ cost: Schema.optional(CostSchema) }))
+  // versioning is the watch's to decode: a block it cannot read must not cost the answer
+  extensions: Schema.optional(Schema.Struct({ cost: Schema.optional(CostSchema), versioning: Schema.optional(Schema.Unknown) }))
 })
 const decodeEnvelope = Schema.decodeUnknownEither(EnvelopeSchema)
 
@@ -88,6 +91,12 @@ const describeHttpError = (e: HttpClientError.HttpClientError): string => {
   return [e._tag, e.reason, cause].filter(Boolean).join(": ")
 }
 
+/** Whether the document's (first) operation is a mutation: its answer stands even from a replaced API version. */
+const kindOf = (document: DocumentNode): "query" | "mutation" => {
+  const operation = document.definitions.find((d) => d.kind === Kind.OPERATION_DEFINITION)
+  return operation?.kind === Kind.OPERATION_DEFINITION && operation.operation === "mutation" ? "mutation" : "query"
+}
+
 /** A document's query text, printed once: every page of a stream sends the same document. */
 const printed = new WeakMap<DocumentNode, string>()
 const queryText = (document: DocumentNode) => {
@@ -96,9 +105,28 @@ const queryText = (document: DocumentNode) => {
   return text
 }
 
+/**
+ * The body as text, read only up to `limit` bytes: a larger one (by its Content-Length, or as it arrives) fails
+ * "too large" without being held in memory.
+ */
+const bodyUpTo = (response: HttpClientResponse.HttpClientResponse, limit: number): Effect.Effect<string, HttpClientError.ResponseError | "too large"> => {
+  const declared = Number(response.headers["content-length"])
+  if (Number.isFinite(declared) && declared > limit) return Effect.fail("too large" as const)
+  return response.stream.pipe(
+    Stream.runFoldEffect({ chunks: [] as Array<Uint8Array>, size: 0 }, (read, chunk) => {
+      const size = read.size + chunk.length
+      if (size > limit) return Effect.fail("too large" as const)
+      read.chunks.push(chunk)
+      return Effect.succeed({ chunks: read.chunks, size })
+    }),
+    Effect.map(({ chunks, size }) => Buffer.concat(chunks, size).toString("utf8"))
+  )
+}
+
 export const makeGraphqlTransport = Effect.gen(function* () {
   const settings = yield* ServiceEndpoint
   const http = yield* HttpClient.HttpClient
+  const versions = yield* ApiVersionWatch
   const endpoint = `${settings.baseUrl}/api/graphql`
   const timeout = settings.requestTimeout
 
@@ -117,7 +145,11 @@ export const makeGraphqlTransport = Effect.gen(function* () {
         return yield* new RateLimited({ operation, retryAfter: retryAfterOf(response.headers["retry-after"]) })
       }
       if (response.status >= 500) return yield* transient(`HTTP ${response.status}`)
-      const text = yield* response.text.pipe(Effect.mapError((e) => transient(`reading the body: ${describeHttpError(e)}`)))
+      const text = yield* bodyUpTo(response, settings.maxResponseBytes).pipe(
+        Effect.mapError((e) =>
+          e === "too large" ? new ResponseTooLarge({ operation, limit: settings.maxResponseBytes }) : transient(`reading the body: ${describeHttpError(e)}`)
+        )
+      )
       const json = yield* Effect.try({
         try: () => JSON.parse(text) as unknown,
         catch: () => transient(`HTTP ${response.status} with a body that is not JSON (${text.length} bytes; truncated?)`)
@@ -130,6 +162,7 @@ export const makeGraphqlTransport = Effect.gen(function* () {
         })
       }
       const { data, errors, extensions } = envelope.right
+      yield* versions.observe(operation, kindOf(document), extensions?.versioning)
       const cost = extensions?.cost
         ? { ...extensions.cost, actualQueryCost: extensions.cost.actualQueryCost ?? 0 }
         : undefined
@@ -158,8 +191,8 @@ export const makeGraphqlTransport = Effect.gen(function* () {
   return GraphqlTransport.of({ executeWithToken })
 })
 
-/** Needs the ServiceEndpoint and an HttpClient. */
-export const GraphqlTransportLive = Layer.effect(GraphqlTransport, makeGraphqlTransport)
+/** Needs the ServiceEndpoint, an HttpClient and the database (what answered our API version is recorded there). */
+export const GraphqlTransportLive = Layer.effect(GraphqlTransport, makeGraphqlTransport).pipe(Layer.provide(ApiVersionWatchLive))
 
 /** Fails with the mutation's `userErrors` messages when there are any. */
 export const failOnUserErrors = (

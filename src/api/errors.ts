@@ -1,4 +1,5 @@
 import { Data, type Duration } from "effect"
+import { printable } from "../observability/printable.js"
 
 /** What the service reported about the account's cost bucket with an answer. */
 export interface ThrottleStatus {
@@ -95,7 +96,36 @@ export class MutationUserErrors extends Data.TaggedError("MutationUserErrors")<{
   }
 }
 
+/**
+ * The service answered with another API version than the one we pin (SERVICE_GRAPHQL_VERSION): ours was removed and the
+ * oldest supported version answered instead. A query's answer is not used (unless SERVICE_GRAPHQL_VERSION_REPLACED=allow).
+ */
+export class ApiVersionReplaced extends Data.TaggedError("ApiVersionReplaced")<{
+  readonly operation: string
+  readonly pinned: string
+  readonly answered: string
+}> {
+  override get message() {
+    return `${this.operation}: the service replaced the pinned API version ${this.pinned} (SERVICE_GRAPHQL_VERSION) with ${printable(this.answered, 40)}; nothing of its answer was used`
+  }
+}
+
+/**
+ * The service's answer is larger than GRAPHQL_MAX_RESPONSE_BYTES: not read further (a page is far smaller; a proxy
+ * or a misbehaving service could send anything), and not retried.
+ */
+export class ResponseTooLarge extends Data.TaggedError("ResponseTooLarge")<{
+  readonly operation: string
+  readonly limit: number
+}> {
+  override get message() {
+    return `${this.operation}: the service's answer is larger than GRAPHQL_MAX_RESPONSE_BYTES (${this.limit} bytes); it was not read (raise the setting if such answers are expected)`
+  }
+}
+
 export type ServiceError =
+  | ApiVersionReplaced
+  | ResponseTooLarge
   | GraphqlTokenInvalid
   | Throttled
   | RateLimited

@@ -38,6 +38,10 @@ const toAuthError =
         return failed(e.code ? `${e.code}: ${e.detail}` : e.detail)
       case "UnexpectedResponse":
         return failed(`unexpected answer: ${e.detail}`)
+      case "ApiVersionReplaced":
+        return failed(e.message)
+      case "ResponseTooLarge":
+        return failed(`answer larger than GRAPHQL_MAX_RESPONSE_BYTES (${e.limit} bytes)`)
     }
   }
 

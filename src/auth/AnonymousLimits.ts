@@ -49,7 +49,7 @@ export const makeAddressBuckets = (perMinute: number) => {
     })
 }
 
-/** serve's bounds on anonymous work (OAUTH_RATE_LIMIT, OAUTH_PENDING_MAX, HTTP_TRUST_PROXY). */
+/** serve's bounds on anonymous work (OAUTH_RATE_LIMIT, OAUTH_PENDING_PER_ADDRESS, OAUTH_PENDING_MAX, HTTP_TRUST_PROXY). */
 export class AnonymousLimits extends Context.Tag("account-sync/AnonymousLimits")<
   AnonymousLimits,
   {

@@ -4,6 +4,7 @@ import { AccessTokensLive } from "./AccessTokens.js"
 import { AccountApiLive } from "./AccountApi.js"
 import { AnonymousLimitsLive } from "./AnonymousLimits.js"
 import { ConnectionsLive } from "./Connections.js"
+import { EventQueueLive } from "../events/EventQueue.js"
 import { EventInboxLive } from "./EventInbox.js"
 import { OAuthFlowLive } from "./OAuthFlow.js"
 import { PendingFlowsLive } from "./PendingFlows.js"
@@ -12,8 +13,9 @@ import { TokenEndpointLive } from "./TokenEndpoint.js"
 import { TokenStoreLive } from "./TokenStore.js"
 
 /**
- * Every auth service, over the OAuthClient, the TokenKey, a database (SqlClient), the ServiceEndpoint and an
- * HttpClient, all supplied by the caller (the application is assembled in cli/app.ts).
+ * Every auth service, and the event queue the webhook inbox records into (the sync engine's consumer reads it), over
+ * the OAuthClient, the TokenKey, a database (SqlClient), the ServiceEndpoint and an HttpClient, all supplied by the
+ * caller (the application is assembled in cli/app.ts).
  */
 export const AuthServicesLive = Layer.mergeAll(OAuthFlowLive, EventInboxLive, AccessTokensLive).pipe(
   Layer.provideMerge(
@@ -21,7 +23,8 @@ export const AuthServicesLive = Layer.mergeAll(OAuthFlowLive, EventInboxLive, Ac
       TokenEndpointLive,
       AccountApiLive.pipe(Layer.provide(GraphqlTransportLive)),
       PendingFlowsLive,
-      ConnectionsLive
+      ConnectionsLive,
+      EventQueueLive
     )
   ),
   Layer.provideMerge(TokenStoreLive),

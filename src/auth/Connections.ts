@@ -6,22 +6,8 @@ import type { TokenUnreadable } from "./errors.js"
 import type { IssuedTokens } from "./TokenEndpoint.js"
 import { TokenStore } from "./TokenStore.js"
 
-/**
- * Event times come from the service's clock, in whole seconds: an event counts as older than the connection only
- * when it is older by more than this, so a genuine disconnect is never lost to clock skew or rounding.
- */
-const staleEventToleranceMs = 60_000
-
 export const ConnectionStatus = Schema.Literal("active", "revoked", "disconnected")
 export type ConnectionStatus = typeof ConnectionStatus.Type
-
-export interface LastRun {
-  readonly stream: string
-  readonly kind: string
-  readonly outcome: string
-  readonly startedAt: Date
-  readonly finishedAt: Date | null
-}
 
 export interface Connection {
   readonly accountId: string
@@ -29,12 +15,11 @@ export interface Connection {
   readonly status: ConnectionStatus
   readonly statusReason: string | null
   readonly scopes: ReadonlyArray<string>
+  /** When the service issued the connection's first tokens (its clock, when the access token says; else ours). */
   readonly connectedAt: Date
   readonly updatedAt: Date
   /** When the stored access token expires; null when no tokens are stored (disconnected). */
   readonly tokenExpiresAt: Date | null
-  /** The most recent sync run of any stream. */
-  readonly lastRun: LastRun | null
 }
 
 const ConnectionRow = Schema.Struct({
@@ -45,12 +30,7 @@ const ConnectionRow = Schema.Struct({
   scopes: Schema.NullOr(Schema.String),
   connected_at: Schema.DateFromSelf,
   updated_at: Schema.DateFromSelf,
-  access_expires_at: Schema.NullOr(Schema.DateFromSelf),
-  run_stream: Schema.NullOr(Schema.String),
-  run_kind: Schema.NullOr(Schema.String),
-  run_outcome: Schema.NullOr(Schema.String),
-  run_started_at: Schema.NullOr(Schema.DateFromSelf),
-  run_finished_at: Schema.NullOr(Schema.DateFromSelf)
+  access_expires_at: Schema.NullOr(Schema.DateFromSelf)
 })
 
 const toConnection = (row: typeof ConnectionRow.Type): Connection => ({
@@ -61,11 +41,7 @@ const toConnection = (row: typeof ConnectionRow.Type): Connection => ({
   scopes: row.scopes ? row.scopes.split(" ").filter((s) => s.length > 0) : [],
   connectedAt: row.connected_at,
   updatedAt: row.updated_at,
-  tokenExpiresAt: row.access_expires_at,
-  lastRun:
-    row.run_started_at && row.run_stream && row.run_kind && row.run_outcome
-      ? { stream: row.run_stream, kind: row.run_kind, outcome: row.run_outcome, startedAt: row.run_started_at, finishedAt: row.run_finished_at }
-      : null
+  tokenExpiresAt: row.access_expires_at
 })
 
 const StatusRow = Schema.Struct({ status: ConnectionStatus })
@@ -82,7 +58,7 @@ export type StatusOrAbsent = ConnectionStatus | "never connected"
 export class Connections extends Context.Tag("account-sync/Connections")<
   Connections,
   {
-    /** Every connection with its status, reason, token expiry and last run, ordered by account id. */
+    /** Every connection with its status, reason and token expiry, ordered by account id. */
     readonly list: () => Effect.Effect<ReadonlyArray<Connection>, SqlError.SqlError>
     readonly get: (accountId: string) => Effect.Effect<Option.Option<Connection>, SqlError.SqlError>
     readonly status: (accountId: string) => Effect.Effect<StatusOrAbsent, SqlError.SqlError>
@@ -108,8 +84,9 @@ export class Connections extends Context.Tag("account-sync/Connections")<
      */
     readonly restoreAfterLostRefresh: (accountId: string, since: Date) => Effect.Effect<boolean, SqlError.SqlError>
     /**
-     * Disconnected (webhook or our disconnect command): tokens deleted. With `occurredAt`, an event clearly older than the
-     * current connection (a late redelivery after a reconnect) changes nothing. Returns whether anything changed.
+     * Disconnected (webhook or our disconnect command): tokens deleted. With `occurredAt` (the service's clock, whole
+     * seconds), an event older than the connection's latest connect (a late delivery after a reconnect) changes
+     * nothing; one of the same second disconnects. Returns whether anything changed.
      */
     readonly markDisconnected: (
       accountId: string,
@@ -119,6 +96,24 @@ export class Connections extends Context.Tag("account-sync/Connections")<
   }
 >() {}
 
+/** Connections with their token expiry, filtered by `where`. */
+const selectConnections = (sql: SqlClient.SqlClient) => (where: ReturnType<typeof sql.and> | ReturnType<typeof sql.literal>) => sql`
+  SELECT c.account_id, c.account_name, c.status, c.status_reason, c.scopes, c.connected_at, c.updated_at, t.access_expires_at
+  FROM connections c
+  LEFT JOIN oauth_tokens t ON t.account_id = c.account_id
+  WHERE ${where}
+  ORDER BY c.account_id`
+
+/**
+ * Every connection, read with nothing but the database (no token key: the expiry is a plain column): what `status`
+ * shows. A row that does not decode is a defect (the schema and the code disagree); a lost connection stays a SqlError.
+ */
+export const listConnections: Effect.Effect<ReadonlyArray<Connection>, SqlError.SqlError, SqlClient.SqlClient> = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  const rows = yield* rowsOrDie(SqlSchema.findAll({ Request: Schema.Void, Result: ConnectionRow, execute: () => selectConnections(sql)(sql.literal("true")) })(undefined))
+  return rows.map(toConnection)
+})
+
 export const ConnectionsLive = Layer.effect(
   Connections,
   Effect.gen(function* () {
@@ -126,22 +121,7 @@ export const ConnectionsLive = Layer.effect(
     const tokens = yield* TokenStore
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
-    const select = (where: ReturnType<typeof sql.and> | ReturnType<typeof sql.literal>) => sql`
-      SELECT c.account_id, c.account_name, c.status, c.status_reason, c.scopes, c.connected_at, c.updated_at,
-             t.access_expires_at,
-             r.stream AS run_stream, r.kind AS run_kind, r.outcome AS run_outcome,
-             r.started_at AS run_started_at, r.finished_at AS run_finished_at
-      FROM connections c
-      LEFT JOIN oauth_tokens t ON t.account_id = c.account_id
-      LEFT JOIN LATERAL (
-        SELECT stream, kind, outcome, started_at, finished_at FROM sync_runs s
-        WHERE s.account_id = c.account_id ORDER BY s.started_at DESC, s.id DESC LIMIT 1
-      ) r ON true
-      WHERE ${where}
-      ORDER BY c.account_id`
-
-    // a row that does not decode is a defect (the schema and the code disagree); a lost connection stays a SqlError
-    const listRows = SqlSchema.findAll({ Request: Schema.Void, Result: ConnectionRow, execute: () => select(sql.literal("true")) })
+    const select = selectConnections(sql)
     const findRow = SqlSchema.findOne({
       Request: Schema.String,
       Result: ConnectionRow,
@@ -158,11 +138,11 @@ export const ConnectionsLive = Layer.effect(
       execute: (accountId) => sql`SELECT status FROM connections WHERE account_id = ${accountId} FOR NO KEY UPDATE`
     })
     const disconnect = SqlSchema.findAll({
-      Request: Schema.Struct({ accountId: Schema.String, reason: Schema.String, at: Schema.DateFromSelf, notBefore: Schema.NullOr(Schema.DateFromSelf) }),
+      Request: Schema.Struct({ accountId: Schema.String, reason: Schema.String, at: Schema.DateFromSelf, occurredAt: Schema.NullOr(Schema.DateFromSelf) }),
       Result: AccountRow,
-      execute: ({ accountId, reason, at, notBefore }) => sql`
+      execute: ({ accountId, reason, at, occurredAt }) => sql`
         UPDATE connections SET status = 'disconnected', status_reason = ${reason}, updated_at = ${at}
-        WHERE account_id = ${accountId} ${notBefore ? sql`AND connected_at <= ${notBefore}` : sql``}
+        WHERE account_id = ${accountId} ${occurredAt ? sql`AND date_trunc('second', connected_at) <= ${occurredAt}` : sql``}
         RETURNING account_id`
     })
 
@@ -172,16 +152,18 @@ export const ConnectionsLive = Layer.effect(
     const get = (accountId: string) => Effect.map(rowsOrDie(findRow(accountId)), Option.map(toConnection))
 
     const plain = {
-      list: () => Effect.map(rowsOrDie(listRows(undefined)), (rows) => rows.map(toConnection)),
+      list: () => Effect.provideService(listConnections, SqlClient.SqlClient, sql),
       get,
       status: (accountId: string) => Effect.map(rowsOrDie(findStatus(accountId)), statusOf),
       activate: ({ accountId, accountName, scopes, tokens: issued }: Parameters<Connections["Type"]["activate"]>[0]) =>
         sql.withTransaction(
           Effect.gen(function* () {
             const at = yield* now
+            // on the service's clock when its token says (a disconnect event is dated by that clock)
+            const connectedAt = issued.issuedAt ?? at
             yield* sql`
               INSERT INTO connections (account_id, account_name, status, status_reason, scopes, connected_at, updated_at)
-              VALUES (${accountId}, ${accountName}, 'active', NULL, ${scopes.join(" ")}, ${at}, ${at})
+              VALUES (${accountId}, ${accountName}, 'active', NULL, ${scopes.join(" ")}, ${connectedAt}, ${at})
               ON CONFLICT (account_id) DO UPDATE SET
                 account_name = EXCLUDED.account_name, status = 'active', status_reason = NULL, scopes = EXCLUDED.scopes,
                 connected_at = EXCLUDED.connected_at, updated_at = EXCLUDED.updated_at`
@@ -202,15 +184,7 @@ export const ConnectionsLive = Layer.effect(
       markDisconnected: (accountId: string, reason: string, options?: { readonly occurredAt?: Date }) =>
         sql.withTransaction(
           Effect.gen(function* () {
-            const occurredAt = options?.occurredAt
-            const changed = yield* rowsOrDie(
-              disconnect({
-                accountId,
-                reason,
-                at: yield* now,
-                notBefore: occurredAt ? new Date(occurredAt.getTime() + staleEventToleranceMs) : null
-              })
-            )
+            const changed = yield* rowsOrDie(disconnect({ accountId, reason, at: yield* now, occurredAt: options?.occurredAt ?? null }))
             if (changed.length === 0) return false
             yield* tokens.remove(accountId)
             return true

@@ -1,8 +1,12 @@
 import { SqlClient, type SqlError } from "@effect/sql"
 import { Clock, Context, Effect, Either, Layer, Metric, Option, Ref, Schema } from "effect"
 import * as crypto from "node:crypto"
+import { webhookTopicNames } from "../api/serviceSchema.js"
+import { isDataException } from "../db/connectionRetry.js"
+import { EventQueue, firstAttemptAt, maxAheadMs } from "../events/EventQueue.js"
 import * as Metrics from "../observability/metrics.js"
 import { matchAccount } from "./accountIds.js"
+import { WorkNotices } from "./WorkNotices.js"
 import { Connections } from "./Connections.js"
 import { verifySignature, WebhookForeignApp, WebhookMalformed, type WebhookSignatureInvalid } from "./webhookSignature.js"
 import { OAuthClient } from "./OAuthClient.js"
@@ -17,6 +21,20 @@ const WebHookEvent = Schema.Struct({
   occuredAt: Schema.String
 })
 const decodePayload = Schema.decodeUnknownEither(Schema.parseJson(Schema.Struct({ data: Schema.Struct({ webHookEvent: WebHookEvent }) })))
+
+/**
+ * `occuredAt` as RFC 3339 with a four-digit year (what the service sends): a time both JavaScript and Postgres hold.
+ * Anything else (a year past 9999, a bare number) is refused with 400, not stored and not answered 500 forever.
+ */
+const rfc3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i
+const occurredAtOf = (text: string): number | undefined => {
+  const ms = Date.parse(text)
+  return rfc3339.test(text) && !Number.isNaN(ms) ? ms : undefined
+}
+
+/** A topic as a metric label: the service's topics by name, anything else as `other` (the label set stays bounded). */
+const knownTopics = new Set(webhookTopicNames())
+export const topicLabel = (topic: string): string => (knownTopics.has(topic) ? topic : "other")
 
 /** The first field holding a NUL character, which Postgres text cannot store (a 400, not a 500 the sender retries forever). */
 const fieldWithNul = (event: typeof WebHookEvent.Type) =>
@@ -33,8 +51,8 @@ export type WebhookOutcome =
   | { readonly _tag: "Duplicate"; readonly topic: string; readonly accountId: string }
 
 /**
- * serve's `/webhooks`: every delivery verified (HMAC over the raw body), then recorded once in `webhook_events`
- * (its id is the hash of what it says: a redelivery is the same row) and answered; the re-fetch it asks for is the
+ * serve's `/webhooks`: every delivery verified (HMAC over the raw body), then recorded once in the event queue
+ * (its id is the hash of what it says: a redelivery is the same event) and answered; the re-fetch it asks for is the
  * consumer's (sync/events), so the answer never waits on the service. APP_DISCONNECT is applied at once.
  */
 export class EventInbox extends Context.Tag("account-sync/EventInbox")<
@@ -47,15 +65,13 @@ export class EventInbox extends Context.Tag("account-sync/EventInbox")<
   }
 >() {}
 
-/** A change is read again no sooner than a second after it (the event's time has second precision: later changes of that second share its id). */
-const settleMs = 1000
-
 export const EventInboxLive = Layer.effect(
   EventInbox,
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const settings = yield* OAuthClient
     const connections = yield* Connections
+    const queue = yield* EventQueue
 
     const ourAppIds = new Set([settings.clientId, ...Option.toArray(settings.appId)])
     // connection rows are never deleted: an id matched once matches for good, so the ids are read again only when a
@@ -81,25 +97,36 @@ export const EventInboxLive = Layer.effect(
         const nul = fieldWithNul(event)
         if (nul !== undefined) return yield* new WebhookMalformed({ reason: `${nul} contains a NUL character, which cannot be stored` })
         if (!ourAppIds.has(event.appId)) return yield* new WebhookForeignApp({ appId: event.appId })
-        const occurredMs = Date.parse(event.occuredAt)
-        if (Number.isNaN(occurredMs)) return yield* new WebhookMalformed({ reason: "occuredAt is not an ISO 8601 time" })
+        const occurredMs = occurredAtOf(event.occuredAt)
+        if (occurredMs === undefined) {
+          return yield* new WebhookMalformed({ reason: `occuredAt ${JSON.stringify(event.occuredAt.slice(0, 40))} is not an RFC 3339 time with a four-digit year` })
+        }
         const eventId = crypto
           .createHash("sha256")
           .update([event.topic, event.appId, event.accountId, event.itemId, event.occuredAt].join("|"))
           .digest("hex")
         const receivedMs = yield* Clock.currentTimeMillis
+        if (occurredMs - receivedMs > maxAheadMs) {
+          yield* Effect.logWarning(
+            `webhook ${topicLabel(event.topic)}: occuredAt ${event.occuredAt} is ${Math.round((occurredMs - receivedMs) / 1000)} s ahead of this server's clock; applied as if it had just happened`
+          )
+        }
         const accountId = yield* matchConnected(event.accountId)
         const disconnect = event.topic === "APP_DISCONNECT"
-        const state = accountId === undefined ? "unmatched" : disconnect ? "applied" : "pending"
         const record = Effect.gen(function* () {
-          const inserted = yield* sql`
-            INSERT INTO webhook_events (event_id, topic, app_id, account_id, sent_account_id, item_id, occurred_at, received_at, state,
-              next_attempt_at, applied_at)
-            VALUES (${eventId}, ${event.topic}, ${event.appId}, ${accountId ?? null}, ${event.accountId}, ${event.itemId}, ${new Date(occurredMs)},
-              ${new Date(receivedMs)}, ${state}, ${new Date(Math.max(receivedMs, occurredMs + settleMs))}, ${state === "applied" ? new Date(receivedMs) : null})
-            ON CONFLICT (event_id) DO NOTHING RETURNING event_id`
+          const recorded = yield* queue.enqueue({
+            eventId,
+            topic: event.topic,
+            appId: event.appId,
+            accountId: accountId ?? null,
+            sentAccountId: event.accountId,
+            itemId: event.itemId,
+            occurredAt: new Date(occurredMs),
+            receivedAt: new Date(receivedMs),
+            applied: disconnect
+          })
           const base = { topic: event.topic, accountId: accountId ?? event.accountId }
-          if (inserted.length === 0) return { _tag: "Duplicate" as const, ...base }
+          if (!recorded) return { _tag: "Duplicate" as const, ...base }
           if (accountId === undefined) return { _tag: "Unmatched" as const, ...base }
           if (!disconnect) return { _tag: "Queued" as const, ...base }
           const changed = yield* connections.markDisconnected(accountId, `APP_DISCONNECT webhook (${event.occuredAt})`, {
@@ -108,10 +135,22 @@ export const EventInboxLive = Layer.effect(
           return { _tag: "Applied" as const, ...base, changed }
         })
         // a change event is one statement (its own transaction); APP_DISCONNECT commits with the disconnect it applies
-        const outcome = yield* (disconnect ? sql.withTransaction(record) : record)
+        const outcome = yield* (disconnect ? sql.withTransaction(record) : record).pipe(
+          // a value Postgres refuses (SQLSTATE class 22) is the delivery's fault: the same body would be refused forever
+          Effect.catchIf(isDataException, (e) => new WebhookMalformed({ reason: `it cannot be stored: ${e.cause instanceof Error ? e.cause.message : e.message}` }))
+        )
+        // with workers: an events job for the account, due when the change has settled (repeats collapse into it)
+        if (outcome._tag === "Queued" && accountId !== undefined) {
+          const notices = yield* Effect.serviceOption(WorkNotices)
+          if (Option.isSome(notices)) {
+            yield* notices.value.changed(accountId, firstAttemptAt(new Date(occurredMs), new Date(receivedMs))).pipe(
+              Effect.catchAll((e) => Effect.logWarning(`${e.message} (the schedule's next tick will enqueue it)`))
+            )
+          }
+        }
         yield* outcome._tag === "Duplicate"
           ? Metric.increment(Metrics.eventDuplicates)
-          : Metric.increment(Metric.tagged(Metrics.eventsReceived, "topic", event.topic))
+          : Metric.increment(Metric.tagged(Metrics.eventsReceived, "topic", topicLabel(event.topic)))
         return outcome
       }).pipe(
         Effect.tap((outcome) =>

@@ -15,6 +15,7 @@ import {
 import { PendingFlows } from "./PendingFlows.js"
 import { OAuthClient } from "./OAuthClient.js"
 import { TokenEndpoint } from "./TokenEndpoint.js"
+import { WorkNotices } from "./WorkNotices.js"
 
 /** The query parameters of a redirect to our callback. */
 export interface CallbackParams {
@@ -46,9 +47,9 @@ export class OAuthFlow extends Context.Tag("account-sync/OAuthFlow")<
     }>
     /**
      * `begin` with PKCE unless the app opted out (SERVICE_PKCE=false), kept in `oauth_pending` so any replica can
-     * finish it (serve's /oauth/start).
+     * finish it (serve's /oauth/start for the client at `address`).
      */
-    readonly beginStored: () => Effect.Effect<string, SqlError.SqlError | PendingFlowsFull>
+    readonly beginStored: (address: string) => Effect.Effect<string, SqlError.SqlError | PendingFlowsFull>
     /** Exchange, identify, store: the connection is active. */
     readonly complete: (input: {
       readonly code: string
@@ -115,15 +116,23 @@ export const OAuthFlowLive = Layer.effect(
           tokens
         })
         yield* Effect.logInfo(`connected ${account.name} (${account.id})`).pipe(Effect.annotateLogs({ accountId: account.id }))
+        // with workers: the new connection's backfill at once
+        const notices = yield* Effect.serviceOption(WorkNotices)
+        if (Option.isSome(notices)) {
+          yield* notices.value.connected(account.id).pipe(
+            Effect.catchAll((e) => Effect.logWarning(`${e.message} (the schedule's next tick will enqueue it)`)),
+            Effect.annotateLogs({ accountId: account.id })
+          )
+        }
         return connection
       })
 
     return {
       begin,
-      beginStored: () =>
+      beginStored: (address) =>
         Effect.gen(function* () {
           const flow = yield* begin({ pkce: settings.pkce })
-          yield* pending.save(flow.state, flow.verifier)
+          yield* pending.save(flow.state, flow.verifier, address)
           return flow.url
         }),
       complete,

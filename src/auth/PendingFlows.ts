@@ -16,8 +16,15 @@ const decodeRows = Schema.decodeUnknown(Schema.Array(PendingRow))
 export class PendingFlows extends Context.Tag("account-sync/PendingFlows")<
   PendingFlows,
   {
-    /** Kept for 10 minutes; refused (PendingFlowsFull) when OAUTH_PENDING_MAX flows are pending, expired ones dropped first. */
-    readonly save: (state: string, verifier: Option.Option<Redacted.Redacted<string>>) => Effect.Effect<void, SqlError.SqlError | PendingFlowsFull>
+    /**
+     * Kept for 10 minutes; refused (PendingFlowsFull) when OAUTH_PENDING_PER_ADDRESS flows started from `address`, or
+     * OAUTH_PENDING_MAX in all, are pending; expired ones are dropped first.
+     */
+    readonly save: (
+      state: string,
+      verifier: Option.Option<Redacted.Redacted<string>>,
+      address: string
+    ) => Effect.Effect<void, SqlError.SqlError | PendingFlowsFull>
     /** Consumes the flow: a second callback with the same state is `UnknownState` (replayed). */
     readonly take: (
       state: string
@@ -30,22 +37,31 @@ export const PendingFlowsLive = Layer.effect(
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const cipher = yield* TokenCipher
-    const { pendingMax } = (yield* AnonymousLimits).settings
+    const { pendingMax, pendingPerAddress } = (yield* AnonymousLimits).settings
+    const CapRow = Schema.Struct({ from_address: Schema.Number, total: Schema.Number })
     return {
-      save: (state, verifier) =>
-        Effect.gen(function* () {
-          const now = yield* Clock.currentTimeMillis
-          const encrypted = Option.match(verifier, { onNone: () => null, onSome: (v) => cipher.encrypt(v) })
-          // expired flows can never complete: drop them as new ones arrive
-          yield* sql`DELETE FROM oauth_pending WHERE expires_at < ${new Date(now)}`
-          // then one more only while fewer than the cap are pending (anyone can start a flow: each is a row)
-          const inserted = yield* sql`
-            INSERT INTO oauth_pending (state, code_verifier, created_at, expires_at)
-            SELECT ${state}, ${encrypted}, ${new Date(now)}, ${new Date(now + pendingFlowLifetimeMs)}
-            WHERE (SELECT count(*) FROM oauth_pending) < ${pendingMax}
-            RETURNING state`
-          if (inserted.length === 0) return yield* new PendingFlowsFull({ max: pendingMax })
-        }),
+      save: (state, verifier, address) =>
+        sql.withTransaction(
+          Effect.gen(function* () {
+            const now = yield* Clock.currentTimeMillis
+            const encrypted = Option.match(verifier, { onNone: () => null, onSome: (v) => cipher.encrypt(v) })
+            // one save at a time (callbacks still take theirs): the counts below hold until the insert commits
+            yield* sql`LOCK TABLE oauth_pending IN SHARE ROW EXCLUSIVE MODE`
+            // expired flows can never complete: drop them as new ones arrive
+            yield* sql`DELETE FROM oauth_pending WHERE expires_at < ${new Date(now)}`
+            // anyone can start a flow, and each is a row: a cap per client address, and one far above it for all
+            const [counts] = yield* sql`
+              SELECT count(*) FILTER (WHERE client_address = ${address})::int AS from_address, count(*)::int AS total FROM oauth_pending`.pipe(
+              Effect.flatMap(Schema.decodeUnknown(Schema.Array(CapRow))),
+              Effect.orDie
+            )
+            if (counts!.from_address >= pendingPerAddress) return yield* new PendingFlowsFull({ max: pendingPerAddress, address })
+            if (counts!.total >= pendingMax) return yield* new PendingFlowsFull({ max: pendingMax })
+            yield* sql`
+              INSERT INTO oauth_pending (state, code_verifier, created_at, expires_at, client_address)
+              VALUES (${state}, ${encrypted}, ${new Date(now)}, ${new Date(now + pendingFlowLifetimeMs)}, ${address})`
+          })
+        ),
       take: (state) =>
         Effect.gen(function* () {
           const rows = yield* sql`DELETE FROM oauth_pending WHERE state = ${state} RETURNING code_verifier, created_at, expires_at`.pipe(

@@ -1,7 +1,7 @@
 import { HttpClient, HttpClientRequest, type HttpClientResponse } from "@effect/platform"
 import { Clock, Context, Data, Duration, Effect, Either, Layer, Option, Redacted, Schedule, Schema } from "effect"
 import { ClientMisconfigured, TokenEndpointUnavailable } from "./errors.js"
-import { jwtExpiry, jwtScopes } from "./Jwt.js"
+import { jwtExpiry, jwtIssuedAt, jwtScopes } from "./Jwt.js"
 import { OAuthClient } from "./OAuthClient.js"
 import { printable } from "../observability/printable.js"
 
@@ -12,6 +12,8 @@ export interface IssuedTokens {
   readonly refreshToken: Option.Option<Redacted.Redacted<string>>
   /** The JWT's `exp`, or now + `expires_in` when the token has none. */
   readonly expiresAt: Date
+  /** When the service issued it, on its clock (the JWT's `iat`, or `exp` less `expires_in`), when the token says. */
+  readonly issuedAt?: Date
   /** Granted scopes when the service says (`scope`, space separated). */
   readonly scopes: Option.Option<ReadonlyArray<string>>
 }
@@ -35,8 +37,14 @@ const decodeTokenResponse = Schema.decodeUnknownEither(Schema.parseJson(TokenRes
 const ErrorResponse = Schema.Struct({ error: Schema.String, error_description: Schema.optional(Schema.String) })
 const decodeErrorResponse = Schema.decodeUnknownEither(Schema.parseJson(ErrorResponse))
 
-/** Bounded, jittered: about 0.2s, 0.4s, 0.8s, 1.6s between five attempts. */
+/** A refresh (ours, for a connected account): bounded, jittered: about 0.2s, 0.4s, 0.8s, 1.6s between five attempts. */
 export const tokenEndpointRetry = Schedule.exponential("200 millis").pipe(Schedule.jittered, Schedule.intersect(Schedule.recurs(4)))
+
+/**
+ * A code exchange (anyone can send a callback with a code): one attempt and at most one retry, jittered, so a
+ * callback costs at most two calls to the service however it fails.
+ */
+export const codeExchangeRetry = Schedule.exponential("200 millis").pipe(Schedule.jittered, Schedule.intersect(Schedule.recurs(1)))
 
 export class TokenEndpoint extends Context.Tag("account-sync/TokenEndpoint")<
   TokenEndpoint,
@@ -77,10 +85,12 @@ export const TokenEndpointLive = Layer.effect(
           const now = yield* Clock.currentTimeMillis
           const accessToken = Redacted.make(t.access_token)
           const expiresAt = Option.getOrElse(jwtExpiry(accessToken), () => new Date(now + (t.expires_in ?? 3600) * 1000))
+          const issuedAt = Option.getOrUndefined(jwtIssuedAt(accessToken, t.expires_in))
           return {
             accessToken,
             refreshToken: Option.map(Option.fromNullable(t.refresh_token), Redacted.make),
             expiresAt,
+            ...(issuedAt === undefined ? {} : { issuedAt }),
             scopes: Option.match(Option.fromNullable(t.scope), {
               onNone: () => jwtScopes(accessToken),
               onSome: (s) => Option.some(s.split(/[\s,]+/).filter((x) => x.length > 0))
@@ -98,7 +108,7 @@ export const TokenEndpointLive = Layer.effect(
         return yield* new TokenEndpointUnavailable({ reason: `unexpected answer HTTP ${response.status} (${describeError(body)})` })
       })
 
-    const post = (form: Record<string, string>, accountId: string | undefined) =>
+    const post = (form: Record<string, string>, accountId: string | undefined, retry: Schedule.Schedule<unknown, unknown>) =>
       client.execute(HttpClientRequest.post(url).pipe(HttpClientRequest.bodyUrlParams(form), HttpClientRequest.acceptJson)).pipe(
         Effect.mapError((e) => new Transient({ reason: `${e._tag}${e._tag === "RequestError" ? ` (${e.reason})` : ""}` })),
         Effect.flatMap(interpret),
@@ -111,7 +121,7 @@ export const TokenEndpointLive = Layer.effect(
             Effect.annotateLogs({ grantType: form.grant_type, ...(accountId ? { accountId } : {}) })
           )
         ),
-        Effect.retry({ schedule: tokenEndpointRetry, while: (e) => e._tag === "Transient" }),
+        Effect.retry({ schedule: retry, while: (e) => e._tag === "Transient" }),
         Effect.catchTag("Transient", (e) =>
           Effect.fail(new TokenEndpointUnavailable({ reason: `${e.reason}, after retries`, ...(accountId ? { accountId } : {}) }))
         ),
@@ -130,10 +140,11 @@ export const TokenEndpointLive = Layer.effect(
             redirect_uri: settings.redirectUri,
             ...(Option.isSome(codeVerifier) ? { code_verifier: Redacted.value(codeVerifier.value) } : {})
           },
-          undefined
+          undefined,
+          codeExchangeRetry
         ),
       refresh: ({ accountId, refreshToken }) =>
-        post({ ...credentials(), grant_type: "refresh_token", refresh_token: Redacted.value(refreshToken) }, accountId)
+        post({ ...credentials(), grant_type: "refresh_token", refresh_token: Redacted.value(refreshToken) }, accountId, tokenEndpointRetry)
     }
   })
 )

@@ -58,14 +58,30 @@ export class TokenKey extends Context.Tag("account-sync/TokenKey")<TokenKey, Tok
       const old = yield* TokenEncryptionOldKeys
       const configured = yield* Config.option(TokenEncryptionKey)
       if (Option.isSome(configured)) return keyRing(configured.value, old)
-      // with DATABASE_URL it fails with the "missing" line naming the key
-      if (Option.isSome(database.url)) return keyRing(yield* TokenEncryptionKey, old)
+      if (Option.isSome(database.url)) return yield* Effect.fail(missingWithDatabaseUrl)
       return keyRing(yield* embeddedKey(database.dataDir), old)
     })
   )
 }
 
-const keyFileName = "token-encryption.key"
+/**
+ * The key settings checked without creating anything (no key file): TOKEN_ENCRYPTION_KEY well formed, required with
+ * DATABASE_URL, and TOKEN_ENCRYPTION_OLD_KEYS. Commands load it before they open the database.
+ */
+export const TokenKeySettings = Effect.gen(function* () {
+  const database = yield* DatabaseConfig
+  yield* TokenEncryptionOldKeys
+  const configured = yield* Config.option(TokenEncryptionKey)
+  if (Option.isNone(configured) && Option.isSome(database.url)) return yield* Effect.fail(missingWithDatabaseUrl)
+})
+
+/** With DATABASE_URL the key is the operator's to keep: nothing is generated. */
+export const missingWithDatabaseUrl = ConfigError.MissingData(
+  ["TOKEN_ENCRYPTION_KEY"],
+  "DATABASE_URL is set, so the tokens need a key of your own: generate one with `openssl rand -base64 32` and put it in .env (see config/.env.example)"
+)
+
+export const keyFileName = "token-encryption.key"
 
 /** Read `<DATA_DIR>/token-encryption.key`, or create it (mode 0600) on first start. Only the path is logged. */
 const embeddedKey = (dataDir: string) =>

@@ -153,9 +153,18 @@ export type AuthorizationError =
   | TokenKeyMismatch
   | TokenUnreadable
 
-/** As many authorization flows are pending as OAUTH_PENDING_MAX allows (expired ones already dropped): answered 503. */
-export class PendingFlowsFull extends Data.TaggedError("PendingFlowsFull")<{ readonly max: number }> {
+/**
+ * As many authorization flows are pending as OAUTH_PENDING_PER_ADDRESS allows for the client's address (answered 429)
+ * or OAUTH_PENDING_MAX in all (503), expired ones already dropped.
+ */
+export class PendingFlowsFull extends Data.TaggedError("PendingFlowsFull")<{
+  readonly max: number
+  /** The client address whose own cap (OAUTH_PENDING_PER_ADDRESS) is reached; absent: the cap of all (OAUTH_PENDING_MAX). */
+  readonly address?: string
+}> {
   override get message() {
-    return `${this.max} authorization flows are already pending (OAUTH_PENDING_MAX); no new one is started until some finish or expire`
+    return this.address === undefined
+      ? `${this.max} authorization flows are already pending (OAUTH_PENDING_MAX); no new one is started until some finish or expire`
+      : `${this.max} authorization flows started from ${printable(this.address, 100)} are already pending (OAUTH_PENDING_PER_ADDRESS); no new one from there until some finish or expire`
   }
 }

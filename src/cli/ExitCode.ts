@@ -6,6 +6,8 @@ export const ExitCodes = {
   failure: 1,
   usage: 2,
   needsReconnect: 3,
+  /** The service answered from another API version than SERVICE_GRAPHQL_VERSION (ours was removed). */
+  apiVersionReplaced: 4,
   sigint: 130,
   sigterm: 143
 } as const

@@ -1,18 +1,23 @@
 import { Command, Options } from "@effect/cli"
 import { HttpRouter, HttpServerRequest } from "@effect/platform"
-import { Console, Deferred, Duration, Effect, Exit, Layer } from "effect"
+import { Console, Deferred, Duration, Effect, Exit, Layer, Option } from "effect"
 import { AuthLayer } from "./app.js"
 import type { Connection } from "../auth/Connections.js"
-import { safeEqual } from "../auth/Authorization.js"
+import { newState, safeEqual } from "../auth/Authorization.js"
 import { callbackParams, OAuthFlow } from "../auth/OAuthFlow.js"
 import { OAuthClient } from "../auth/OAuthClient.js"
 import { page } from "../http/Pages.js"
 import { serveRouter } from "../http/Server.js"
+import { printable } from "../observability/printable.js"
 import { ExitCodes, ExitWith } from "./ExitCode.js"
+import { enqueuingLayer } from "../sync/jobs/JobQueue.js"
+import { withHelp, withShownDefault } from "./help.js"
+import { checkAtLeast } from "./optionChecks.js"
 
 const timeout = Options.integer("timeout").pipe(
-  Options.withDescription("Seconds to wait for the redirect (default 600: the authorization code lifetime)"),
-  Options.withDefault(600)
+  Options.withPseudoName("SECONDS"),
+  Options.withDescription("How long to wait for the redirect"),
+  withShownDefault(600, "600, the authorization code's lifetime")
 )
 const describe = (cause: unknown) => (cause instanceof Error ? cause.message : String(cause))
 
@@ -69,6 +74,8 @@ export const connectOnce = (options: { readonly timeout: Duration.Duration; read
         )
       )
     )
+    const refused = yield* refusalOfAuthorization(expected.url, settings.redirectUri)
+    if (refused !== undefined) return yield* refused
     yield* Console.log(expected.url)
     yield* Console.error(`open the URL above in a browser; waiting for the redirect on ${redirect.origin}${redirect.pathname}`)
     const connection = yield* Deferred.await(done).pipe(
@@ -81,17 +88,65 @@ export const connectOnce = (options: { readonly timeout: Duration.Duration; read
           })
       })
     )
-    yield* Console.log(`connected ${connection.accountName} (${connection.accountId})`)
+    yield* Console.log(printable(`connected ${connection.accountName} (${connection.accountId})`, 500))
     return connection
   }).pipe(Effect.scoped)
 
-export const connectCommand = Command.make("connect", { timeout, noPkce }, (options) =>
-  Effect.flatMap(OAuthClient, (settings) =>
-    // PKCE unless the app opted out (SERVICE_PKCE=false) or the operator says so here
-    connectOnce({ timeout: Duration.seconds(options.timeout), pkce: settings.pkce && !options.noPkce })
-  ).pipe(Effect.provide(AuthLayer))
-).pipe(
-  Command.withDescription(
-    "Connect an account: prints the authorization URL, waits for the redirect on SERVICE_REDIRECT_URI, stores the tokens."
-  )
-)
+/** How long the check of the authorization URL may take. */
+const probeTimeoutMs = 10_000
+
+/** An error page's words: its paragraphs (else its body) without markup, made safe for a terminal, cut short. */
+const pageText = (html: string) => {
+  const text = (part: string) => part.replace(/<[^>]+>/g, " ").replace(/&[a-z#0-9]+;/gi, " ").replace(/\s+/g, " ").trim()
+  const body = html.replace(/<(head|script|style)[\s\S]*?<\/\1>/gi, " ")
+  const paragraphs = [...body.matchAll(/<p[^>]*>([\s\S]*?)<\/p>/gi)].map((m) => text(m[1]!)).filter((p) => p.length > 0)
+  return printable(paragraphs.length > 0 ? paragraphs.join(" ") : text(body), 200)
+}
+
+/**
+ * Asks the authorization URL once, as a browser would but without following it, with a state no redirect can
+ * complete: a service that refuses the request outright (its redirect_uri is not the app's callback, an unknown
+ * client id) answers with an error page instead of a login or a redirect, and `connect` says so at once instead of
+ * waiting out its timeout. Any other answer (a login page, a redirect), or no answer, lets the flow go on.
+ */
+const refusalOfAuthorization = (authorizationUrl: string, redirectUri: string) =>
+  Effect.gen(function* () {
+    const probe = new URL(authorizationUrl)
+    probe.searchParams.set("state", newState())
+    const answer = yield* Effect.tryPromise(async () => {
+      const response = await fetch(probe, { redirect: "manual", signal: AbortSignal.timeout(probeTimeoutMs) })
+      return { status: response.status, body: response.status >= 400 && response.status < 500 ? await response.text() : "" }
+    }).pipe(Effect.option)
+    if (Option.isNone(answer) || answer.value.status < 400 || answer.value.status >= 500) return undefined
+    const words = pageText(answer.value.body)
+    const hint = /redirect/i.test(words)
+      ? `; SERVICE_REDIRECT_URI (${redirectUri}) must be the app's OAuth Callback URL, character for character`
+      : /client/i.test(words)
+        ? "; check SERVICE_CLIENT_ID"
+        : ""
+    return new ExitWith({
+      code: ExitCodes.usage,
+      message: `connect: the service refused the authorization request (HTTP ${answer.value.status}: ${words || "no message"})${hint}; nothing was connected`
+    })
+  })
+
+export const connectCommand = withHelp(Command.make("connect", { timeout, noPkce }, (options) =>
+  Effect.gen(function* () {
+    const bad = checkAtLeast("--timeout", options.timeout, 1, " of seconds")
+    if (bad !== undefined) return yield* bad
+    return yield* Effect.flatMap(OAuthClient, (settings) =>
+      // PKCE unless the app opted out (SERVICE_PKCE=false) or the operator says so here
+      connectOnce({ timeout: Duration.seconds(options.timeout), pkce: settings.pkce && !options.noPkce })
+    ).pipe(
+      // with workers (WORKERS=true) the new connection's backfill job is enqueued at once
+      Effect.provide(enqueuingLayer),
+      Effect.catchTag("QueueUnavailable", (e) => Effect.fail(new ExitWith({ code: ExitCodes.usage, message: `connect: WORKERS=true: ${e.message}` }))),
+      Effect.provide(AuthLayer)
+    )
+  })
+), {
+  purpose: "Connect one account from a terminal through the service's OAuth flow.",
+  details:
+    "Prints the authorization URL and waits for the redirect on the host, port and path of SERVICE_REDIRECT_URI: open the URL, log in as an admin of the account and choose Allow Access; the tokens are stored encrypted and it prints `connected <name> (<id>)`. A service that refuses the request (SERVICE_REDIRECT_URI not the app's callback, an unknown client id) is said at once.",
+  examples: ["account-sync connect", "account-sync connect --timeout 120"]
+})

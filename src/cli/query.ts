@@ -4,9 +4,10 @@ import { QueryDatabaseConfig } from "../config.js"
 import { refusalOf } from "../db/readOnlyStatement.js"
 import { openReadOnlySession } from "../db/ReadOnlySession.js"
 import { ExitCodes, ExitWith } from "./ExitCode.js"
-import { alignedTable } from "./table.js"
+import { withHelp } from "./help.js"
+import { alignedTable, terminalTableWidth } from "./table.js"
 
-const statement = Args.text({ name: "sql" }).pipe(Args.withDescription("One read-only SQL statement (SELECT, WITH, VALUES, TABLE, SHOW or EXPLAIN), e.g. \"SELECT count(*) FROM jobs\""))
+const statement = Args.text({ name: "sql" }).pipe(Args.withDescription("One read-only SQL statement: SELECT, WITH, VALUES, TABLE, SHOW or EXPLAIN"))
 const json = Options.boolean("json").pipe(Options.withDescription("Print the rows as JSON"))
 
 const cellText = (value: unknown): string =>
@@ -23,17 +24,18 @@ export const rowsTable = (rows: ReadonlyArray<Record<string, unknown>>): string 
   if (rows.length === 0) return "(no rows)"
   const header = Object.keys(rows[0]!)
   const cells = rows.map((row) => header.map((key) => cellText(row[key]).replace(/\s+/g, " ")))
-  return alignedTable([header, ...cells])
+  return alignedTable([header, ...cells], { maxWidth: terminalTableWidth(), shrink: header.map((_, i) => i) })
 }
 
 /**
- * The rows of one read-only statement: refused before it is sent unless it starts as one that only reads (see
- * readOnlyStatement.ts), then run on a session read-only from its start (QUERY_DATABASE_URL, else DATABASE_URL, else
- * the embedded database), as one prepared statement in a read-only transaction that is rolled back. No migration runs.
+ * The rows of one read-only statement: refused before it is sent unless Postgres's parser reads it as one statement
+ * that only reads (see readOnlyStatement.ts), then run on a session read-only from its start (QUERY_DATABASE_URL,
+ * else DATABASE_URL as the schema's query role, else the embedded database), as one prepared statement in a
+ * read-only transaction that is rolled back. No migration runs.
  */
 export const runQuery = (statement: string) =>
   Effect.gen(function* () {
-    const refusal = refusalOf(statement)
+    const refusal = yield* refusalOf(statement)
     if (refusal !== undefined) return yield* refusal
     const session = yield* openReadOnlySession(yield* QueryDatabaseConfig)
     const result = yield* session.run(statement)
@@ -41,15 +43,15 @@ export const runQuery = (statement: string) =>
   }).pipe(Effect.scoped)
 
 /** `query`: reads the warehouse (embedded or a real Postgres), read-only; handy for the embedded one. */
-export const queryCommand = Command.make("query", { statement, json }, ({ json, statement }) =>
+export const queryCommand = withHelp(Command.make("query", { statement, json }, ({ json, statement }) =>
   Effect.gen(function* () {
     const rows = yield* runQuery(statement).pipe(
       Effect.catchTag("QueryRefused", (refused) => new ExitWith({ code: ExitCodes.usage, message: refused.message }))
     )
     yield* Console.log(json ? JSON.stringify(rows, null, 2) : rowsTable(rows))
   })
-).pipe(
-  Command.withDescription(
-    "Run one read-only SQL statement against the warehouse and print the rows (tables live in DB_SCHEMA; QUERY_DATABASE_URL, when set, is the connection used)."
-  )
-)
+), {
+  purpose: "Run one read-only SQL statement against the warehouse and print the rows; needs only the database.",
+  details: "The tables live in DB_SCHEMA; QUERY_DATABASE_URL, when set, is the connection used (a read-only role). Anything but one read-only statement is refused (exit 2); no migration runs.",
+  examples: ['account-sync query "SELECT job_number, title, total FROM jobs ORDER BY total DESC LIMIT 5"', 'account-sync query --json "SELECT * FROM sync_runs ORDER BY started_at DESC LIMIT 3"']
+})

@@ -3,12 +3,15 @@ import { backfillCommand } from "./backfill.js"
 import { connectCommand } from "./connect.js"
 import { disconnectCommand } from "./disconnect.js"
 import { emulatorCommand } from "./emulator.js"
+import { grantReaderCommand } from "./grantReader.js"
 import { migrateCommand } from "./migrate.js"
 import { queryCommand } from "./query.js"
+import { schemaCommand } from "./schema.js"
 import { serveCommand } from "./serve.js"
 import { statusCommand } from "./status.js"
 import { syncCommand } from "./sync.js"
 import { webhooksCommand } from "./webhooks.js"
+import { workerCommand } from "./worker.js"
 
 /** The subcommands by name (the README test checks every invocation it shows against them). */
 export const commands = {
@@ -16,11 +19,14 @@ export const commands = {
   serve: serveCommand,
   sync: syncCommand,
   backfill: backfillCommand,
+  worker: workerCommand,
   status: statusCommand,
   disconnect: disconnectCommand,
   migrate: migrateCommand,
   query: queryCommand,
+  "grant-reader": grantReaderCommand,
   webhooks: webhooksCommand,
+  schema: schemaCommand,
   emulator: emulatorCommand
 } as const
 

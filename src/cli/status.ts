@@ -1,14 +1,25 @@
 import { Command, Options } from "@effect/cli"
-import { Console, Effect, Layer } from "effect"
-import { AuthLayer } from "./app.js"
-import { alignedTable } from "./table.js"
-import { type Connection, Connections } from "../auth/Connections.js"
-import { type AccountEvents, EventQueue, EventQueueLive, type UnmatchedAccount } from "../sync/events/EventQueue.js"
-import { type StreamState, StreamStatus, StreamStatusLive } from "../sync/StreamStatus.js"
-import { SyncSettings } from "../sync/SyncSettings.js"
+import { Clock, Console, Duration, Effect, Layer, Option } from "effect"
+import { ApiVersionLogLive } from "../api/ApiVersionLog.js"
+import { GraphqlVersionConfig } from "../config.js"
+import { printable } from "../observability/printable.js"
+import { AccountHealthLive } from "../sync/AccountHealth.js"
+import { CheckpointsLive } from "../sync/Checkpoints.js"
+import { type ApiVersionCondition, Health, HealthLive, type StreamFreshness } from "../sync/Health.js"
+import { DatabaseLayer, settingsFirst } from "./app.js"
+import { count, cutToWidth, safe } from "./output/text.js"
+import { relativeTime } from "./output/time.js"
+import { withHelp } from "./help.js"
+import { namesAreUnique } from "./summary.js"
+import { alignedTable, type TableRow, terminalTableWidth } from "./table.js"
+import { type Connection, listConnections } from "../auth/Connections.js"
+import { type AccountEvents, EventQueue, EventQueueLive, type UnmatchedAccount } from "../events/EventQueue.js"
+import { type AccountLastRun, lastRunsByAccount, type StreamState, StreamStatus, StreamStatusLive } from "../sync/StreamStatus.js"
+import { SyncSettings, SyncSettingsConfig } from "../sync/SyncSettings.js"
+import { QueueStatus, QueueStatusLive, type QueueView } from "../sync/jobs/QueueStatus.js"
 
-/** One connection as `status --json` prints it. */
-export const connectionJson = (c: Connection) => ({
+/** One connection as `status --json` prints it, with its latest run of any stream. */
+export const connectionJson = (c: Connection, lastRun: AccountLastRun | undefined) => ({
   accountId: c.accountId,
   accountName: c.accountName,
   status: c.status,
@@ -17,13 +28,13 @@ export const connectionJson = (c: Connection) => ({
   connectedAt: c.connectedAt.toISOString(),
   updatedAt: c.updatedAt.toISOString(),
   tokenExpiresAt: c.tokenExpiresAt?.toISOString() ?? null,
-  lastRun: c.lastRun
+  lastRun: lastRun
     ? {
-        stream: c.lastRun.stream,
-        kind: c.lastRun.kind,
-        outcome: c.lastRun.outcome,
-        startedAt: c.lastRun.startedAt.toISOString(),
-        finishedAt: c.lastRun.finishedAt?.toISOString() ?? null
+        stream: lastRun.stream,
+        kind: lastRun.kind,
+        outcome: lastRun.outcome,
+        startedAt: lastRun.startedAt.toISOString(),
+        finishedAt: lastRun.finishedAt?.toISOString() ?? null
       }
     : null
 })
@@ -31,19 +42,46 @@ export const connectionJson = (c: Connection) => ({
 const reasonText = (c: Connection) =>
   c.status === "revoked" ? `${c.statusReason ?? "revoked"}; reconnect with \`account-sync connect\`` : (c.statusReason ?? "")
 
-/** A plain-text table: id, name, status, reason, token expiry, last run. */
-export const connectionsTable = (connections: ReadonlyArray<Connection>): string => {
+/** How `status` prints its tables: relative times against `now`, within `maxWidth` unless `wide`. */
+export interface StatusView {
+  readonly now: number
+  readonly wide: boolean
+  readonly maxWidth: number
+}
+
+/** What names an account in a table: its name when every name is its own (and not `wide`), else name and id. */
+const accountLabel = (connections: ReadonlyArray<Connection>, wide: boolean) => {
+  const byName = namesAreUnique(connections.map((c) => c.accountName))
+  const names = new Map(connections.map((c) => [c.accountId, c.accountName]))
+  return (accountId: string) => {
+    const name = names.get(accountId)
+    return name === undefined ? accountId : byName || wide ? name : `${name} (${accountId})`
+  }
+}
+
+/** Within the view's width (unless wide): `shrink` columns cut, then `optional` ones left out, in that order. */
+const fit = (view: StatusView, header: ReadonlyArray<string>, columns: { readonly shrink: ReadonlyArray<string>; readonly optional?: ReadonlyArray<string>; readonly right?: ReadonlyArray<string> }) => {
+  const at = (names: ReadonlyArray<string> | undefined) => (names ?? []).map((n) => header.indexOf(n)).filter((i) => i >= 0)
+  return view.wide ? { right: at(columns.right) } : { maxWidth: view.maxWidth, shrink: at(columns.shrink), optional: at(columns.optional), right: at(columns.right) }
+}
+
+/** A plain-text table: name, status, reason, token expiry, last run of any stream (ids with `wide`). */
+export const connectionsTable = (connections: ReadonlyArray<Connection>, lastRuns: ReadonlyMap<string, AccountLastRun>, view: StatusView): string => {
   if (connections.length === 0) return "no connected accounts (connect one with `account-sync connect`)"
-  const header = ["ACCOUNT", "NAME", "STATUS", "REASON", "TOKEN EXPIRES", "LAST RUN"]
-  const rows = connections.map((c) => [
-    c.accountId,
-    c.accountName,
-    c.status,
-    reasonText(c),
-    c.tokenExpiresAt?.toISOString() ?? "-",
-    c.lastRun ? `${c.lastRun.startedAt.toISOString()} ${c.lastRun.stream} ${c.lastRun.outcome}` : "never"
-  ])
-  return alignedTable([header, ...rows])
+  const label = accountLabel(connections, view.wide)
+  const header = [...(view.wide ? ["ACCOUNT ID"] : []), "ACCOUNT", "STATUS", "REASON", "TOKEN EXPIRES", "LAST RUN"]
+  const rows = connections.map((c) => {
+    const lastRun = lastRuns.get(c.accountId)
+    return [
+      ...(view.wide ? [c.accountId] : []),
+      label(c.accountId),
+      c.status,
+      reasonText(c),
+      c.tokenExpiresAt ? relativeTime(c.tokenExpiresAt, view.now) : "-",
+      lastRun ? `${lastRun.stream} ${lastRun.outcome} ${relativeTime(lastRun.startedAt, view.now)}` : "never"
+    ]
+  })
+  return alignedTable([header, ...rows], fit(view, header, { shrink: ["ACCOUNT", "REASON", "LAST RUN"], optional: ["LAST RUN", "TOKEN EXPIRES"] }))
 }
 
 const iso = (d: Date | null) => d?.toISOString() ?? null
@@ -56,27 +94,75 @@ export const streamJson = (s: StreamState) => ({
   nextFullPassAt: iso(s.nextFullPassAt),
   fullPassRequested: s.fullPassRequested,
   highWaterMark: iso(s.highWaterMark),
+  deletionsUnchecked: s.deletionsUnchecked,
+  rowsWithheld: s.rowsWithheld,
   lastRun: s.lastRun ? { ...s.lastRun, startedAt: s.lastRun.startedAt.toISOString(), finishedAt: iso(s.lastRun.finishedAt) } : null
 })
 
-/** A plain-text table: every stream of every account, where it stands and how its latest run went. */
-export const streamsTable = (states: ReadonlyArray<StreamState>): string => {
-  const header = ["ACCOUNT", "STREAM", "LAST RUN", "ROWS", "WRITTEN", "DELETED", "POINTS", "IN PROGRESS", "LAST FULL PASS", "NEXT FULL PASS", "HIGH-WATER MARK", "ERROR"]
-  const rows = states.map((s) => [
-    s.accountId,
-    s.stream,
-    s.lastRun ? `${s.lastRun.startedAt.toISOString()} ${s.lastRun.kind} ${s.lastRun.outcome}` : "never",
-    String(s.lastRun?.rows ?? "-"),
-    String(s.lastRun?.rowsWritten ?? "-"),
-    String(s.lastRun?.rowsDeleted ?? "-"),
-    String(s.lastRun?.costPoints ?? "-"),
-    s.inProgress ? `${s.inProgress.kind} pass at row ${s.inProgress.position}` : "-",
-    iso(s.lastFullPassAt) ?? "never",
-    s.fullPassRequested ? "now (asked by a change event)" : (iso(s.nextFullPassAt) ?? "now"),
-    iso(s.highWaterMark) ?? "-",
-    s.lastRun?.error ?? ""
-  ])
-  return alignedTable([header, ...rows])
+/**
+ * A plain-text table: every stream of every account (the account's name on a line above its streams), where it
+ * stands and how its latest run went; the errors of the latest runs below it (in a column with `wide`).
+ */
+export const streamsTable = (states: ReadonlyArray<StreamState>, connections: ReadonlyArray<Connection>, view: StatusView): string => {
+  const label = accountLabel(connections, view.wide)
+  const rel = (d: Date | null) => (d === null ? null : relativeTime(d, view.now))
+  const header = [
+    view.wide ? "ACCOUNT / STREAM" : "STREAM",
+    "LAST RUN",
+    "ROWS",
+    "WRITTEN",
+    "DELETED",
+    ...(view.wide ? ["POINTS"] : []),
+    "IN PROGRESS",
+    "LAST FULL PASS",
+    "NEXT FULL PASS",
+    ...(view.wide ? ["HIGH-WATER MARK", "ERROR"] : [])
+  ]
+  const rows: Array<TableRow> = [header]
+  const errors: Array<string> = []
+  let account: string | undefined
+  for (const s of states) {
+    if (s.accountId !== account) {
+      account = s.accountId
+      rows.push({ caption: view.wide ? `${label(s.accountId)} (${s.accountId})` : label(s.accountId) })
+    }
+    if (!view.wide && s.lastRun?.error) errors.push(`${label(s.accountId)}: ${s.stream}: ${s.lastRun.error}`)
+    rows.push([
+      `  ${s.stream}`,
+      s.lastRun ? `${s.lastRun.kind} ${s.lastRun.outcome} ${relativeTime(s.lastRun.startedAt, view.now)}` : "never",
+      s.lastRun ? count(s.lastRun.rows) : "-",
+      s.lastRun ? count(s.lastRun.rowsWritten) : "-",
+      s.lastRun ? count(s.lastRun.rowsDeleted) : "-",
+      ...(view.wide ? [s.lastRun ? count(s.lastRun.costPoints) : "-"] : []),
+      s.inProgress ? `${s.inProgress.kind}, at row ${count(s.inProgress.position)}` : "-",
+      rel(s.lastFullPassAt) ?? "never",
+      s.fullPassRequested ? "now (asked by a change event)" : (rel(s.nextFullPassAt) ?? "now"),
+      ...(view.wide ? [rel(s.highWaterMark) ?? "-", s.lastRun?.error ?? ""] : [])
+    ])
+  }
+  const table = alignedTable(
+    rows,
+    fit(view, header, {
+      shrink: ["LAST RUN", "IN PROGRESS"],
+      optional: ["LAST FULL PASS", "DELETED", "WRITTEN", "IN PROGRESS"],
+      right: ["ROWS", "WRITTEN", "DELETED", "POINTS"]
+    })
+  )
+  return errors.length === 0 ? table : `${table}\n\nerrors of the latest runs:\n${errors.map((e) => cutToWidth(`  ${safe(e)}`, view.maxWidth)).join("\n")}`
+}
+
+/** What the streams' last full passes could not say about deletions: one line each, none when all is well. */
+export const deletionLines = (states: ReadonlyArray<StreamState>, connections: ReadonlyArray<Connection>, view: StatusView): string => {
+  const label = accountLabel(connections, view.wide)
+  return states
+    .flatMap((s) => {
+      const who = `${printable(label(s.accountId))} ${s.stream}`
+      return [
+        ...(s.deletionsUnchecked === null ? [] : [`${who}: deletions not checked: ${printable(s.deletionsUnchecked)}`]),
+        ...(s.rowsWithheld !== null && s.rowsWithheld > 0 ? [`${who}: the service withholds ${s.rowsWithheld} row(s) from this app (counted, not listed)`] : [])
+      ]
+    })
+    .join("\n")
 }
 
 /** An account's change events as `status --json` prints them. */
@@ -85,6 +171,7 @@ export const eventsJson = (e: AccountEvents | undefined) =>
     ? null
     : {
         waiting: e.waiting,
+        waitingForReconnect: e.waitingForReconnect,
         oldestWaitingSince: iso(e.oldestWaitingSince),
         lastApplied: e.lastApplied ? { ...e.lastApplied, appliedAt: e.lastApplied.appliedAt.toISOString() } : null,
         failed: e.failed,
@@ -93,48 +180,168 @@ export const eventsJson = (e: AccountEvents | undefined) =>
       }
 
 /** A plain-text table: each account's change events (waiting, last applied, failed). */
-export const eventsTable = (events: ReadonlyArray<AccountEvents>): string =>
-  alignedTable([
-    ["ACCOUNT", "EVENTS WAITING", "OLDEST WAITING", "LAST APPLIED", "FAILED", "DEFERRED", "LAST ERROR"],
-    ...events.map((e) => [
-      e.accountId,
-      String(e.waiting),
-      iso(e.oldestWaitingSince) ?? "-",
-      e.lastApplied ? `${e.lastApplied.appliedAt.toISOString()} ${e.lastApplied.topic} ${e.lastApplied.itemId}` : "never",
-      String(e.failed),
-      String(e.deferred),
-      e.lastError ?? ""
-    ])
-  ])
+export const eventsTable = (events: ReadonlyArray<AccountEvents>, connections: ReadonlyArray<Connection>, view: StatusView): string => {
+  const label = accountLabel(connections, view.wide)
+  const header = [...(view.wide ? ["ACCOUNT ID"] : []), "ACCOUNT", "EVENTS WAITING", "OLDEST WAITING", "LAST APPLIED", "FAILED", "DEFERRED", "LAST ERROR"]
+  return alignedTable(
+    [
+      header,
+      ...events.map((e) => [
+        ...(view.wide ? [e.accountId] : []),
+        label(e.accountId),
+        e.waitingForReconnect > 0 ? `${count(e.waiting)} (${count(e.waitingForReconnect)} until reconnected)` : count(e.waiting),
+        e.oldestWaitingSince ? relativeTime(e.oldestWaitingSince, view.now) : "-",
+        e.lastApplied ? `${e.lastApplied.topic} ${relativeTime(e.lastApplied.appliedAt, view.now)}${view.wide ? ` ${e.lastApplied.itemId}` : ""}` : "never",
+        count(e.failed),
+        count(e.deferred),
+        e.lastError ?? ""
+      ])
+    ],
+    fit(view, header, {
+      shrink: ["ACCOUNT", "LAST ERROR", "LAST APPLIED"],
+      optional: ["DEFERRED", "OLDEST WAITING", "LAST ERROR"],
+      right: ["EVENTS WAITING", "FAILED", "DEFERRED"]
+    })
+  )
+}
 
 /** Deliveries for account ids no connection matches: recorded and shown, never refused to the service. */
 export const unmatchedLines = (unmatched: ReadonlyArray<UnmatchedAccount>): string =>
   unmatched
-    .map((u) => `${u.events} webhook event(s) for account ${u.sentAccountId}, which matches no connection (last ${u.lastReceivedAt.toISOString()})`)
+    .map((u) => safe(`${u.events} webhook event(s) for account ${u.sentAccountId}, which matches no connection (last ${u.lastReceivedAt.toISOString()})`))
     .join("\n")
 
-const json = Options.boolean("json").pipe(Options.withDescription("Print the connections as JSON"))
+/** The job queue as `status --json` prints it (null when no worker ever set it up). */
+export const queueJson = (q: QueueView) => ({
+  kinds: q.kinds,
+  deadLetters: q.deadLetters,
+  accounts: q.accounts.map((a) => ({
+    accountId: a.accountId,
+    running: a.running ? { kind: a.running.kind, since: a.running.since.toISOString() } : null,
+    heldBy: a.heldBy,
+    nextDueAt: a.nextDueAt.toISOString()
+  }))
+})
 
-export const statusCommand = Command.make("status", { json }, ({ json }) =>
+/** Plain-text tables: jobs per kind and state, then each account's job, the worker session holding it, its next due time. */
+export const queueTables = (q: QueueView, connections: ReadonlyArray<Connection>, view: StatusView): string => {
+  const label = accountLabel(connections, view.wide)
+  const kindsHeader = ["JOBS", "WAITING", "DEFERRED", "ACTIVE", "RETRYING", "FAILED"]
+  const accountsHeader = [...(view.wide ? ["ACCOUNT ID"] : []), "ACCOUNT", "RUNNING", "HELD BY", "NEXT DUE"]
+  return [
+    alignedTable(
+      [kindsHeader, ...q.kinds.map((k) => [k.kind, count(k.waiting), count(k.deferred), count(k.active), count(k.retrying), count(k.failed)])],
+      fit(view, kindsHeader, { shrink: [], right: kindsHeader.slice(1) })
+    ),
+    ...(q.deadLetters > 0 ? [`${count(q.deadLetters)} job(s) failed every retry: dead letters in queue account-work-dead (schema ${q.schema})`] : []),
+    "",
+    alignedTable(
+      [
+        accountsHeader,
+        ...q.accounts.map((a) => [
+          ...(view.wide ? [a.accountId] : []),
+          label(a.accountId),
+          a.running ? `${a.running.kind} since ${relativeTime(a.running.since, view.now)}` : "-",
+          a.heldBy ?? "-",
+          relativeTime(a.nextDueAt, view.now)
+        ])
+      ],
+      fit(view, accountsHeader, { shrink: ["ACCOUNT", "HELD BY"], optional: ["HELD BY"] })
+    )
+  ].join("\n")
+}
+
+/** The API version section: the pin, and what the service answered to it (a warning, another version). */
+export const apiVersionLines = (v: ApiVersionCondition): string => {
+  const state = Option.getOrUndefined(v.state)
+  if (state === undefined) return `API version ${v.pinned} (SERVICE_GRAPHQL_VERSION): no answer recorded yet`
+  const lines = [`API version ${v.pinned} (SERVICE_GRAPHQL_VERSION): answered by ${printable(state.answered, 40)} since ${state.answeredSince.toISOString()}`]
+  if (state.answered !== v.pinned) {
+    lines.push(
+      `  REPLACED by the service: ${v.pinned} is no longer supported and ${printable(state.answered, 40)} answers instead; runs fail until the pin moves (account-sync schema check, then SERVICE_GRAPHQL_VERSION) or SERVICE_GRAPHQL_VERSION_REPLACED=allow`
+    )
+  }
+  if (state.warning !== null) lines.push(`  the service warns (since ${state.warnedSince?.toISOString() ?? "-"}): ${printable(state.warning)}`)
+  return lines.join("\n")
+}
+
+export const apiVersionJson = (v: ApiVersionCondition) =>
+  Option.match(v.state, {
+    onNone: () => ({ pinned: v.pinned, answered: null, replaced: false, warning: null }),
+    onSome: (s) => ({
+      pinned: v.pinned,
+      answered: s.answered,
+      answeredSince: s.answeredSince.toISOString(),
+      replaced: s.answered !== v.pinned,
+      warning: s.warning,
+      warnedSince: iso(s.warnedSince)
+    })
+  })
+
+/** The stale streams section: one line each (nothing when every stream is current within its cadence). */
+export const staleLines = (streams: ReadonlyArray<StreamFreshness>): string =>
+  streams
+    .filter((f) => f.stale)
+    .map(
+      (f) =>
+        safe(`stale: ${f.accountId} ${f.stream}: last known current ${iso(f.currentAt) ?? "never"}, ${Duration.format(Duration.seconds(Math.round(f.ageMs / 1000)))} ago (stale after ${Duration.format(Duration.millis(f.staleAfterMs))})`)
+    )
+    .join("\n")
+
+const json = Options.boolean("json").pipe(Options.withDescription("Print everything as JSON, with ids and absolute times"))
+const wide = Options.boolean("wide").pipe(Options.withDescription("Print ids and every column (points, high-water mark, errors), however wide"))
+
+/** What `status` reads: the database alone (no service settings, no token key: it decrypts nothing). */
+const StatusLayer = Layer.mergeAll(StreamStatusLive, HealthLive, QueueStatusLive).pipe(
+  Layer.provideMerge(Layer.mergeAll(AccountHealthLive, CheckpointsLive, ApiVersionLogLive, EventQueueLive)),
+  Layer.provideMerge(SyncSettings.layer),
+  Layer.provideMerge(DatabaseLayer),
+  Layer.provideMerge(settingsFirst(SyncSettingsConfig, GraphqlVersionConfig))
+)
+
+export const statusCommand = withHelp(Command.make("status", { json, wide }, ({ json, wide }) =>
   Effect.gen(function* () {
-    const all = yield* (yield* Connections).list()
+    const all = yield* listConnections
     const settings = yield* SyncSettings
     const streams = yield* (yield* StreamStatus).list(settings.streams.catalog)
+    const lastRuns = lastRunsByAccount(streams)
     const queue = yield* EventQueue
     const events = yield* queue.status()
     const unmatched = yield* queue.unmatched()
+    const jobs = yield* (yield* QueueStatus).read
+    const health = yield* (yield* Health).snapshot
     if (json) {
+      const freshness = (accountId: string, stream: string) => health.streams.find((f) => f.accountId === accountId && f.stream === stream)
       const connections = all.map((c) => ({
-        ...connectionJson(c),
-        streams: streams.filter((s) => s.accountId === c.accountId).map(streamJson),
+        ...connectionJson(c, lastRuns.get(c.accountId)),
+        streams: streams
+          .filter((s) => s.accountId === c.accountId)
+          .map((s) => {
+            const f = freshness(c.accountId, s.stream)
+            return { ...streamJson(s), dataCurrentAt: iso(f?.currentAt ?? null), stale: f?.stale ?? false }
+          }),
         events: eventsJson(events.find((e) => e.accountId === c.accountId))
       }))
       const unmatchedEvents = unmatched.map((u) => ({ ...u, lastReceivedAt: u.lastReceivedAt.toISOString() }))
-      return yield* Console.log(JSON.stringify({ connections, unmatchedEvents }, null, 2))
+      return yield* Console.log(
+        JSON.stringify({ apiVersion: apiVersionJson(health.apiVersion), connections, unmatchedEvents, queue: Option.isSome(jobs) ? queueJson(jobs.value) : null }, null, 2)
+      )
     }
-    yield* Console.log(connectionsTable(all))
-    if (streams.length > 0) yield* Console.log(`\n${streamsTable(streams)}`)
-    if (events.some((e) => e.waiting + e.failed + e.deferred > 0 || e.lastApplied !== null)) yield* Console.log(`\n${eventsTable(events)}`)
+    const view: StatusView = { now: yield* Clock.currentTimeMillis, wide, maxWidth: terminalTableWidth() }
+    yield* Console.log(connectionsTable(all, lastRuns, view))
+    if (streams.length > 0) yield* Console.log(`\n${streamsTable(streams, all, view)}`)
+    const deletions = deletionLines(streams, all, view)
+    if (deletions !== "") yield* Console.log(`\n${deletions}`)
+    if (events.some((e) => e.waiting + e.failed + e.deferred > 0 || e.lastApplied !== null)) yield* Console.log(`\n${eventsTable(events, all, view)}`)
     if (unmatched.length > 0) yield* Console.log(`\n${unmatchedLines(unmatched)}`)
-  }).pipe(Effect.provide(Layer.mergeAll(StreamStatusLive, EventQueueLive).pipe(Layer.provideMerge(SyncSettings.layer), Layer.provideMerge(AuthLayer))))
-).pipe(Command.withDescription("Show every connection (status, reason, token expiry, last run), every stream of each (last run, pass in progress, full passes, high-water mark), their change events (waiting, last applied, failed) and events for accounts no connection matches."))
+    const stale = staleLines(health.streams)
+    if (stale.length > 0) yield* Console.log(`\n${stale}`)
+    yield* Console.log(`\n${apiVersionLines(health.apiVersion)}`)
+    if (Option.isSome(jobs)) yield* Console.log(`\n${queueTables(jobs.value, all, view)}`)
+  }).pipe(Effect.provide(StatusLayer))
+), {
+  purpose: "Show where every account and stream stands; needs only the database.",
+  details:
+    "Every connection (status, reason, token expiry, last run), every stream of each (last run, pass in progress, last and next full pass), change events (waiting, last applied, failed), deliveries for accounts no connection matches, stale streams, what answered the pinned API version, and with workers the job queue (jobs per kind: waiting, active, retrying, failed; which worker holds which account; each account's next due time). Times are relative; --json gives them absolute, with ids.",
+  examples: ["account-sync status", "account-sync status --json"]
+})

@@ -1,48 +1,159 @@
 import { Console, Effect } from "effect"
-import type { RunCounts } from "../sync/Runs.js"
+import { printable } from "../observability/printable.js"
+import type { Mode } from "../sync/PassPlan.js"
+import { type RunCounts, zeroCounts } from "../sync/Runs.js"
+import type { StreamReport } from "../sync/StreamRun.js"
 import type { AccountReport } from "../sync/SyncRunner.js"
 import { ExitCodes, ExitWith } from "./ExitCode.js"
-import { alignedTable } from "./table.js"
+import { count, safe } from "./output/text.js"
+import { formatDuration } from "./output/time.js"
+import { alignedTable, type TableRow } from "./table.js"
+
+/** How a run's summary is printed. */
+export interface SummaryOptions {
+  readonly mode: Mode
+  /** From the run's start to its end. */
+  readonly durationMs: number
+  /** Ids and every figure (pages, exactness, points per row, throttled, next pass), whatever the width. */
+  readonly wide?: boolean
+  /** The widest a line may be (default: no limit). */
+  readonly maxWidth?: number
+}
 
 /** Points spent on being exact (overlaps, pages asked again, end-of-pass checks), and their share of the pass's. */
 const exactness = (c: RunCounts) =>
   c.overheadPoints > 0 && c.costPoints > 0 ? `${Math.round(c.overheadPoints)} (${((100 * c.overheadPoints) / c.costPoints).toFixed(1)}%)` : String(Math.round(c.overheadPoints))
 
-/** The end-of-run table: one line per account and stream. */
-export const renderSummary = (reports: ReadonlyArray<AccountReport>): string => {
-  const header = ["account", "name", "outcome", "stream", "pass", "pages", "rows", "written", "deleted", "points", "exactness", "pts/row", "wait s", "throttled"]
-  const rows: Array<Array<string>> = [header]
+/** Every stream's counts of every account, added up. */
+const totalOf = (reports: ReadonlyArray<AccountReport>): RunCounts => {
+  const total: Record<keyof RunCounts, number> = { ...zeroCounts }
+  for (const c of reports.flatMap((a) => a.streams.map((s) => s.counts))) {
+    for (const key of Object.keys(total) as Array<keyof RunCounts>) total[key] += c[key]
+  }
+  return total
+}
+
+const outcomeText = (account: AccountReport, s: StreamReport) =>
+  s.outcome === "up-to-date" ? "up to date" : s.outcome === "succeeded" ? account.outcome : s.outcome
+
+const passText = (s: StreamReport) => (s.kind === "none" ? "-" : `${s.kind}${s.resumed ? " (resumed)" : ""}`)
+
+/** When a stream that was up to date is due next. */
+const nextText = (s: StreamReport) =>
+  s.nextIncrementalAt ? `incremental ${s.nextIncrementalAt.toISOString()}` : s.nextFullPassAt ? `full ${s.nextFullPassAt.toISOString()}` : "-"
+
+const accountOutcomeText = (a: AccountReport) => (a.outcome === "needs-reconnect" ? "needs reconnecting" : a.outcome)
+
+/** Every account's name is its own: the summary can name accounts without their ids. */
+export const namesAreUnique = (names: ReadonlyArray<string>) => names.every((n) => n.length > 0) && new Set(names).size === names.length
+
+/** The end-of-run table: one line per account and stream, a total, and a line with the outcomes and the duration. */
+export const renderSummary = (reports: ReadonlyArray<AccountReport>, options: SummaryOptions): string => {
+  const wide = options.wide === true
+  const byName = namesAreUnique(reports.map((r) => r.accountName))
+  const accountCell = (a: AccountReport) => (wide || byName ? a.accountName : `${a.accountName} (${a.accountId})`)
+  const header = [
+    ...(wide ? ["ACCOUNT ID"] : []),
+    "ACCOUNT",
+    "STREAM",
+    "PASS",
+    "OUTCOME",
+    ...(wide ? ["PAGES"] : []),
+    "ROWS",
+    "WRITTEN",
+    "DELETED",
+    "POINTS",
+    ...(wide ? ["EXACTNESS", "PTS/ROW", "THROTTLED"] : []),
+    "WAITED",
+    "TIME",
+    ...(wide ? ["NEXT"] : [])
+  ]
+  const figures = (c: RunCounts, durationMs: number) => ({
+    pages: String(c.pages),
+    numbers: [count(c.rows), count(c.rowsWritten), count(c.rowsDeleted), count(c.costPoints)],
+    extra: [exactness(c), c.rows > 0 ? (c.costPoints / c.rows).toFixed(1) : "-", String(c.throttled)],
+    times: [formatDuration(c.throttleWaitMs), formatDuration(durationMs)]
+  })
+  const line = (id: string, account: string, stream: string, pass: string, outcome: string, c: RunCounts, durationMs: number, next: string) => {
+    const f = figures(c, durationMs)
+    return [
+      ...(wide ? [id] : []),
+      account,
+      stream,
+      pass,
+      outcome,
+      ...(wide ? [f.pages] : []),
+      ...f.numbers,
+      ...(wide ? f.extra : []),
+      ...f.times,
+      ...(wide ? [next] : [])
+    ]
+  }
+  const rows: Array<TableRow> = [header]
   for (const a of reports) {
     if (a.streams.length === 0) {
-      rows.push([a.accountId, a.accountName, a.outcome, "-", "-", "0", "0", "0", "0", "0", "0", "-", "0.0", "0"])
+      rows.push(line(a.accountId, accountCell(a), "-", "-", accountOutcomeText(a), zeroCounts, 0, "-"))
       continue
     }
-    for (const s of a.streams) {
-      const c = s.counts
-      rows.push([
-        a.accountId,
-        a.accountName,
-        s.outcome === "succeeded" ? a.outcome : s.outcome,
-        s.stream,
-        s.kind === "none"
-          ? s.nextIncrementalAt
-            ? `up to date (events flow; incremental due ${s.nextIncrementalAt.toISOString()})`
-            : `up to date (full pass due ${s.nextFullPassAt?.toISOString() ?? "-"})`
-          : `${s.kind}${s.resumed ? " (resumed)" : ""}`,
-        String(c.pages),
-        String(c.rows),
-        String(c.rowsWritten),
-        String(c.rowsDeleted),
-        String(Math.round(c.costPoints)),
-        exactness(c),
-        c.rows > 0 ? (c.costPoints / c.rows).toFixed(1) : "-",
-        (c.throttleWaitMs / 1000).toFixed(1),
-        String(c.throttled)
-      ])
-    }
+    a.streams.forEach((s, i) =>
+      rows.push(line(a.accountId, i === 0 ? accountCell(a) : "", s.stream, passText(s), outcomeText(a, s), s.counts, s.durationMs, nextText(s)))
+    )
   }
-  return alignedTable(rows)
+  rows.push(line("", "TOTAL", "", "", `${reports.length} account${reports.length === 1 ? "" : "s"}`, totalOf(reports), options.durationMs, ""))
+  const numberColumns = header.flatMap((h, i) => (["PAGES", "ROWS", "WRITTEN", "DELETED", "POINTS", "PTS/ROW", "THROTTLED", "WAITED", "TIME"].includes(h) ? [i] : []))
+  const table = alignedTable(rows, {
+    ...(options.maxWidth !== undefined && !wide ? { maxWidth: options.maxWidth } : {}),
+    shrink: [header.indexOf("ACCOUNT"), header.indexOf("OUTCOME")],
+    optional: ["WAITED", "POINTS", "DELETED", "WRITTEN", "PASS"].map((h) => header.indexOf(h)),
+    right: numberColumns
+  })
+  return `${table}\n${outcomeLine(reports, options)}`
 }
+
+/** "backfill took 34.2 s: 2 accounts synced, 1 needs reconnecting". */
+const outcomeLine = (reports: ReadonlyArray<AccountReport>, options: SummaryOptions) => {
+  const by = new Map<string, number>()
+  for (const r of reports) by.set(accountOutcomeText(r), (by.get(accountOutcomeText(r)) ?? 0) + 1)
+  const outcomes = [...by].map(([outcome, n]) => `${n} ${outcome}`).join(", ")
+  return `${options.mode} took ${formatDuration(options.durationMs)}: ${reports.length === 0 ? "no active account" : outcomes}`
+}
+
+const countsJson = (c: RunCounts) => ({
+  pages: c.pages,
+  rows: c.rows,
+  rowsWritten: c.rowsWritten,
+  rowsDeleted: c.rowsDeleted,
+  rowsConfirmed: c.rowsConfirmed,
+  costPoints: Math.round(c.costPoints),
+  exactnessPoints: Math.round(c.overheadPoints),
+  throttleWaitMs: Math.round(c.throttleWaitMs),
+  throttled: c.throttled
+})
+
+/** The summary as `--json` prints it: ids, names, absolute times, every figure. */
+export const summaryJson = (reports: ReadonlyArray<AccountReport>, options: SummaryOptions & { readonly startedAt: Date }) => ({
+  mode: options.mode,
+  startedAt: options.startedAt.toISOString(),
+  durationMs: Math.round(options.durationMs),
+  accounts: reports.map((a) => ({
+    accountId: a.accountId,
+    accountName: a.accountName,
+    outcome: a.outcome,
+    message: a.message ?? null,
+    streams: a.streams.map((s) => ({
+      stream: s.stream,
+      kind: s.kind,
+      outcome: s.outcome,
+      resumed: s.resumed,
+      durationMs: Math.round(s.durationMs),
+      ...countsJson(s.counts),
+      error: s.error ?? null,
+      nextFullPassAt: s.nextFullPassAt?.toISOString() ?? null,
+      nextIncrementalAt: s.nextIncrementalAt?.toISOString() ?? null
+    }))
+  })),
+  totals: countsJson(totalOf(reports))
+})
 
 /** How a run ends: its exit code and the lines that say why (failed, needs reconnecting, skipped). */
 export interface RunExit {
@@ -50,26 +161,75 @@ export interface RunExit {
   readonly message: string | undefined
 }
 
-/** 1 when an account failed, 3 when every account finished but some need reconnecting (listed), 0 otherwise. */
+const who = (r: AccountReport) => safe(r.accountName ? `${r.accountName} (${r.accountId})` : r.accountId)
+
+/** What to do when the service replaced the pinned API version (the run's last lines). */
+const replacedLines = (reports: ReadonlyArray<AccountReport>): ReadonlyArray<string> => {
+  const replaced = reports.flatMap((r) => (r.apiVersionReplaced ? [r.apiVersionReplaced] : []))
+  if (replaced.length === 0) return []
+  const { pinned } = replaced[0]!
+  const answered = [...new Set(replaced.map((r) => printable(r.answered, 40)))].join(", ")
+  return [
+    `the service replaced the pinned API version ${pinned} (SERVICE_GRAPHQL_VERSION) with ${answered}: ${pinned} is no longer supported, and nothing of the other version's answers was landed.`,
+    `  check what the program sends against that version's schema (\`account-sync schema check SCHEMA.graphql\`), then set SERVICE_GRAPHQL_VERSION=${answered.split(", ")[0]};`,
+    "  or go on with the version the service chose: SERVICE_GRAPHQL_VERSION_REPLACED=allow."
+  ]
+}
+
+/**
+ * 4 when the service replaced the pinned API version, 1 when an account failed, 3 when every account finished but some
+ * need reconnecting (listed), 0 otherwise.
+ */
 export const runExit = (reports: ReadonlyArray<AccountReport>): RunExit => {
   const failed = reports.filter((r) => r.outcome === "failed")
   const reconnect = reports.filter((r) => r.outcome === "needs-reconnect")
+  const replaced = replacedLines(reports)
   const lines: Array<string> = []
-  for (const r of failed) lines.push(`failed: ${r.accountId}${r.accountName ? ` (${r.accountName})` : ""}: ${r.message ?? "see the log"}`)
+  for (const r of failed) lines.push(`failed: ${who(r)}: ${safe(r.message ?? "see the log")}`)
   if (reconnect.length > 0) {
     lines.push("these accounts need reconnecting (run `account-sync connect`):")
-    for (const r of reconnect) lines.push(`  ${r.accountId}${r.accountName ? ` (${r.accountName})` : ""}: ${r.message ?? "revoked"}`)
+    for (const r of reconnect) lines.push(`  ${who(r)}: ${safe(r.message ?? "revoked")}`)
   }
-  for (const r of reports.filter((r) => r.outcome === "skipped")) lines.push(`skipped: ${r.accountId}: ${r.message ?? ""}`)
+  for (const r of reports.filter((r) => r.outcome === "skipped")) lines.push(`skipped: ${who(r)}: ${safe(r.message ?? "")}`)
+  lines.push(...replaced)
   const message = lines.length > 0 ? lines.join("\n") : undefined
-  const code = failed.length > 0 ? ExitCodes.failure : reconnect.length > 0 ? ExitCodes.needsReconnect : ExitCodes.ok
+  const code =
+    replaced.length > 0
+      ? ExitCodes.apiVersionReplaced
+      : failed.length > 0
+        ? ExitCodes.failure
+        : reconnect.length > 0
+          ? ExitCodes.needsReconnect
+          : ExitCodes.ok
   return { code, message }
 }
 
-/** Prints the summary on stdout and ends with the run's exit code (its reasons on stderr). */
-export const reportAndExit = (reports: ReadonlyArray<AccountReport>) =>
+/** The run's figures as one log line (piped runs read it instead of the table). */
+export const logRunSummary = (reports: ReadonlyArray<AccountReport>, options: SummaryOptions) => {
+  const total = totalOf(reports)
+  return Effect.logInfo(`${options.mode} finished`).pipe(
+    Effect.annotateLogs({
+      mode: options.mode,
+      accounts: reports.length,
+      synced: reports.filter((r) => r.outcome === "synced").length,
+      failed: reports.filter((r) => r.outcome === "failed").length,
+      needsReconnect: reports.filter((r) => r.outcome === "needs-reconnect").length,
+      skipped: reports.filter((r) => r.outcome === "skipped").length,
+      rows: total.rows,
+      rowsWritten: total.rowsWritten,
+      rowsDeleted: total.rowsDeleted,
+      points: Math.round(total.costPoints),
+      throttleWaitMs: Math.round(total.throttleWaitMs),
+      durationMs: Math.round(options.durationMs)
+    })
+  )
+}
+
+/** Prints the summary on stdout (a table, or JSON) and ends with the run's exit code (its reasons on stderr). */
+export const reportAndExit = (reports: ReadonlyArray<AccountReport>, options: SummaryOptions & { readonly json: boolean; readonly startedAt: Date }) =>
   Effect.gen(function* () {
-    yield* Console.log(renderSummary(reports))
+    yield* logRunSummary(reports, options)
+    yield* Console.log(options.json ? JSON.stringify(summaryJson(reports, options), null, 2) : renderSummary(reports, options))
     const { code, message } = runExit(reports)
     if (code !== ExitCodes.ok) return yield* new ExitWith({ code, ...(message ? { message } : {}) })
     if (message) yield* Console.error(message)

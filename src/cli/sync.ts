@@ -1,10 +1,12 @@
 import { Command, Options } from "@effect/cli"
 import { Effect } from "effect"
+import { Alerts } from "../observability/AlertWebhook.js"
 import { withMetricsFile } from "../observability/prometheus.js"
 import { EventConsumer } from "../sync/events/EventConsumer.js"
 import { SyncLayer } from "./app.js"
+import { withHelp } from "./help.js"
 import { reportDrainAndExit } from "./eventsSummary.js"
-import { runAndReport, runOptions } from "./runOptions.js"
+import { accountIdsOf, runAndReport, runOptions } from "./runOptions.js"
 
 const eventsOnly = Options.boolean("events-only").pipe(
   Options.withDescription("Only apply the change events the webhook inbox queued (for deployments without `serve`), then exit.")
@@ -14,15 +16,19 @@ const eventsOnly = Options.boolean("events-only").pipe(
 const applyEvents = (accounts: ReadonlyArray<string>) =>
   Effect.gen(function* () {
     const consumer = yield* EventConsumer
-    const reports = accounts.length > 0 ? yield* Effect.forEach(accounts, consumer.drain) : yield* consumer.drainAll()
+    const ids = yield* accountIdsOf(accounts)
+    const reports = ids.length > 0 ? yield* Effect.forEach(ids, consumer.drain) : yield* consumer.drainAll()
+    yield* (yield* Alerts).check
     yield* reportDrainAndExit(reports)
-  }).pipe(Effect.provide(SyncLayer), withMetricsFile)
+  }).pipe(withMetricsFile, Effect.provide(SyncLayer))
 
 /** `sync`: one run for every active connection (the cron entry point): incremental, or full when one is due. */
-export const syncCommand = Command.make("sync", { ...runOptions, eventsOnly }, ({ eventsOnly, ...args }) =>
-  eventsOnly ? applyEvents(args.accounts) : runAndReport("sync", args)
-).pipe(
-  Command.withDescription(
-    "Sync every active connection: an incremental pass per stream, or a full pass when one is due or in progress; with --events-only, apply the queued change events instead. Exit 0 all synced, 3 some accounts need reconnecting, 1 a failure."
-  )
+export const syncCommand = withHelp(
+  Command.make("sync", { ...runOptions, eventsOnly }, ({ eventsOnly, ...args }) => (eventsOnly ? applyEvents(args.accounts) : runAndReport("sync", args))),
+  {
+    purpose: "Bring every active connection up to date (the cron entry point).",
+    details:
+      "Each stream gets an incremental pass, or a full pass when one is due (SYNC_FULL_PASS_EVERY) or unfinished; a summary table ends the run. With --events-only it applies the change events the webhook inbox queued instead. Exit 0 all synced, 1 a failure, 3 an account needs reconnecting.",
+    examples: ["account-sync sync", 'account-sync sync --account "Northwind Landscaping" --stream jobs --stream invoices']
+  }
 )

@@ -4,6 +4,7 @@ import { Context, Data, Effect, Layer, Option, Redacted } from "effect"
 import pg from "pg"
 import * as path from "node:path"
 import { DatabaseConfig } from "../config.js"
+import type { DataDirInUse } from "./dataDirLock.js"
 import { type EmbeddedPostgresError, startEmbeddedPostgres } from "./EmbeddedPostgres.js"
 import { runMigrations } from "./Migrations.js"
 import { makePreparedStatements, PreparedStatements } from "./preparedStatements.js"
@@ -105,7 +106,7 @@ const inspect = (pool: pg.Pool, schema: string) =>
  */
 export const makeDatabaseLayer = (
   target: DatabaseTarget
-): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient | DatabaseTopology | PreparedStatements, SqlError.SqlError | EmbeddedPostgresError> =>
+): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient | DatabaseTopology | PreparedStatements, SqlError.SqlError | EmbeddedPostgresError | DataDirInUse> =>
   Layer.unwrapScoped(
     Effect.gen(function* () {
       const maxConnections = target.maxConnections ?? 10

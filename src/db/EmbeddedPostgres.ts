@@ -4,6 +4,7 @@ import { Data, Effect, type Scope } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import { type DataDirInUse, holdDataDir } from "./dataDirLock.js"
 import { restrictToOwner } from "./ownerOnly.js"
 
 export class EmbeddedPostgresError extends Data.TaggedError("EmbeddedPostgresError")<{
@@ -48,6 +49,7 @@ const privateSocketDirectory = (fail: (message: string) => (cause: unknown) => E
  * PGlite is one session multiplexed over many connections: a connection that holds a transaction makes the
  * others wait (isolation holds), advisory locks do not exclude anything, and session settings are shared.
  *
+ * One process at a time opens a data directory (holdDataDir): a second fails at once, naming the first.
  * Only this OS user reaches it: the socket is a Unix socket in a 0700 directory of its own, and the data files are
  * the user's alone (directories 0700, files 0600; PGlite itself makes them 0666).
  * `readOnly`: the database must exist already, nothing is created, and its one session is read-only from the start
@@ -58,7 +60,7 @@ export const startEmbeddedPostgres = (options: {
   readonly searchPath: string
   readonly maxConnections?: number
   readonly readOnly?: boolean
-}): Effect.Effect<EmbeddedPostgres, EmbeddedPostgresError, Scope.Scope> =>
+}): Effect.Effect<EmbeddedPostgres, EmbeddedPostgresError | DataDirInUse, Scope.Scope> =>
   Effect.gen(function* () {
     const { dataDir } = options
     const fail = (message: string) => (cause: unknown) => new EmbeddedPostgresError({ dataDir, message, cause })
@@ -70,11 +72,13 @@ export const startEmbeddedPostgres = (options: {
       }
       yield* Effect.try({ try: () => fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 }), catch: fail("cannot create the data directory") })
       yield* Effect.try({ try: () => restrictToOwner(dataDir), catch: fail("cannot restrict the data directory to its owner") })
+      // one process at a time: PGlite has no lock of its own, and a second one's writes undo the first's
+      yield* holdDataDir(dataDir)
     }
     const db = yield* Effect.acquireRelease(
       Effect.tryPromise({
         try: () => PGlite.create(dataDir === "memory" ? undefined : dataDir),
-        catch: fail("cannot open the embedded database (is another account-sync process using the same DATA_DIR?)")
+        catch: fail("cannot open the embedded database")
       }),
       (db) =>
         Effect.promise(() => db.close()).pipe(

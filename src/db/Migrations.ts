@@ -1,6 +1,7 @@
 import * as Migrator from "@effect/sql/Migrator"
 import { SqlClient } from "@effect/sql"
 import { Effect, Schedule } from "effect"
+import { ensureRowSecurity } from "./rowSecurity.js"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
@@ -30,11 +31,15 @@ export const sqlFileLoader = (directory: string = migrationsDirectory): Migrator
 
 const migrate = Migrator.make({})
 
-/** Applies every pending migration; concurrent callers wait on the migrations table lock. */
+/**
+ * Applies every pending migration (concurrent callers wait on the migrations table lock), then keeps every table
+ * with accounts' rows under row-level security (a new stream's tables included).
+ */
 export const runMigrations = migrate({ loader: sqlFileLoader(), table: "schema_migrations" }).pipe(
   // two processes starting at once can race on creating the migrations table itself: one retry settles it
   Effect.retry({ times: 2, schedule: Schedule.exponential("100 millis").pipe(Schedule.jittered) }),
   Effect.tap((applied) =>
     applied.length > 0 ? Effect.logInfo(`applied migrations: ${applied.map(([id, name]) => `${id}_${name}`).join(", ")}`) : Effect.void
-  )
+  ),
+  Effect.tap(() => ensureRowSecurity)
 )

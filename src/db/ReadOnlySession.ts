@@ -3,7 +3,9 @@ import { Data, Effect, Option, Redacted, type Scope } from "effect"
 import * as path from "node:path"
 import pg from "pg"
 import type { QueryDatabaseConfig } from "../config.js"
+import type { DataDirInUse } from "./dataDirLock.js"
 import { type EmbeddedPostgresError, startEmbeddedPostgres } from "./EmbeddedPostgres.js"
+import { queryRoleOf } from "./queryRole.js"
 import { QueryRefused } from "./readOnlyStatement.js"
 
 /** The session could not be made read-only from its start. */
@@ -12,6 +14,8 @@ export class ReadOnlySessionError extends Data.TaggedError("ReadOnlySessionError
 export interface ReadOnlySession {
   /** Which connection string it uses (never its value), or `embedded`. */
   readonly source: "QUERY_DATABASE_URL" | "DATABASE_URL" | "embedded"
+  /** The role the statements run as (`current_user`). */
+  readonly role: string
   /** The embedded Postgres (PGlite): one session that the connections share. */
   readonly singleSession: boolean
   /**
@@ -48,7 +52,7 @@ const connectionOf = (config: QueryDatabaseConfig) =>
  */
 export const openReadOnlySession = (
   config: QueryDatabaseConfig
-): Effect.Effect<ReadOnlySession, SqlError.SqlError | EmbeddedPostgresError | ReadOnlySessionError, Scope.Scope> =>
+): Effect.Effect<ReadOnlySession, SqlError.SqlError | EmbeddedPostgresError | DataDirInUse | ReadOnlySessionError, Scope.Scope> =>
   Effect.gen(function* () {
     const { connection, source } = yield* connectionOf(config)
     const client = yield* Effect.acquireRelease(
@@ -58,7 +62,8 @@ export const openReadOnlySession = (
             ...connection,
             application_name: `${config.database.applicationName} query`,
             connectionTimeoutMillis: 10_000,
-            options: `-c search_path=${config.database.schema} -c default_transaction_read_only=on`
+            // the parser that judged the statement reads strings with standard_conforming_strings on: so must the server
+            options: `-c search_path=${config.database.schema} -c default_transaction_read_only=on -c standard_conforming_strings=on`
           })
           client.on("error", () => {})
           await client.connect()
@@ -68,16 +73,42 @@ export const openReadOnlySession = (
       }),
       (client) => Effect.promise(() => client.end()).pipe(Effect.timeoutOption("2 seconds"))
     )
-    const { rows } = yield* Effect.tryPromise({
-      try: () => client.query<{ read_only: string; version: string }>("SELECT current_setting('default_transaction_read_only') AS read_only, version() AS version"),
-      catch: (cause) => new SqlError.SqlError({ cause, message: `cannot connect to Postgres (${source})` })
-    })
+    const ask = <A extends pg.QueryResultRow>(text: string, values: ReadonlyArray<unknown> = []) =>
+      Effect.tryPromise({
+        try: () => client.query<A>(text, [...values]),
+        catch: (cause) => new SqlError.SqlError({ cause, message: `cannot connect to Postgres (${source})` })
+      })
+    const { rows } = yield* ask<{ read_only: string; strings: string; version: string }>(
+      "SELECT current_setting('default_transaction_read_only') AS read_only, current_setting('standard_conforming_strings') AS strings, version() AS version"
+    )
     const singleSession = /PGlite/i.test(rows[0]?.version ?? "")
     if (!singleSession && rows[0]?.read_only !== "on") {
       return yield* new ReadOnlySessionError({
         message: `query: the session is not read-only: ${source}'s own options replace the default_transaction_read_only=on query starts with (remove options=... from ${source})`
       })
     }
+    if (!singleSession && rows[0]?.strings !== "on") {
+      return yield* new ReadOnlySessionError({
+        message: `query: standard_conforming_strings is off in ${source}'s session (its options replace the one query starts with): remove options=... from ${source}`
+      })
+    }
+    // on DATABASE_URL, the statement runs as the schema's query role, not as the app role that owns the tables
+    if (source === "DATABASE_URL" && !singleSession) {
+      const queryRole = queryRoleOf(config.database.schema)
+      const { rows: usable } = yield* ask<{ usable: boolean }>(
+        "SELECT pg_has_role(session_user, oid, 'MEMBER') AS usable FROM pg_roles WHERE rolname = $1",
+        [queryRole]
+      )
+      if (usable[0]?.usable === true) {
+        yield* ask(`SET ROLE "${queryRole}"`)
+      } else {
+        yield* Effect.logWarning(
+          `query runs as DATABASE_URL's own role: there is no role ${queryRole} it may switch to (config/postgres/roles.sql creates it); set QUERY_DATABASE_URL to a reader role`
+        )
+      }
+    }
+    const { rows: who } = yield* ask<{ role: string }>("SELECT current_user AS role")
+    const role = who[0]?.role ?? ""
     const run = (statement: string) =>
       Effect.tryPromise({
         try: async () => {
@@ -91,5 +122,5 @@ export const openReadOnlySession = (
         },
         catch: (cause) => refusedBy(cause) ?? new SqlError.SqlError({ cause, message: "the query failed" })
       })
-    return { source, singleSession, run }
+    return { source, role, singleSession, run }
   })

@@ -22,6 +22,12 @@ export const isConnectionLost = (error: SqlError.SqlError): boolean => {
   return lostMessages.test(message) || error.message === "Failed to acquire connection" || error.message === "Connection error"
 }
 
+/** Whether the database refused a value of the statement (SQLSTATE class 22, data exception: out of range, bad format...). */
+export const isDataException = (error: SqlError.SqlError): boolean => {
+  const code = (error.cause as { code?: unknown } | undefined)?.code
+  return typeof code === "string" && code.startsWith("22")
+}
+
 /** 4 attempts in all: 200 ms, 400 ms, 800 ms apart (jittered). */
 export const connectionLossRetry = Schedule.exponential("200 millis").pipe(Schedule.jittered, Schedule.intersect(Schedule.recurs(3)))
 

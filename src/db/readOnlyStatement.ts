@@ -1,4 +1,4 @@
-import { Data } from "effect"
+import { Data, Effect } from "effect"
 
 /** A statement `query` does not run, and why. */
 export class QueryRefused extends Data.TaggedError("QueryRefused")<{ readonly reason: string }> {
@@ -7,54 +7,147 @@ export class QueryRefused extends Data.TaggedError("QueryRefused")<{ readonly re
   }
 }
 
-/** The statements that only read (a data-modifying WITH or SELECT INTO is stopped by the read-only transaction). */
-const allowed = ["select", "with", "values", "table", "show", "explain"] as const
 const allowedList = "SELECT, WITH, VALUES, TABLE, SHOW or EXPLAIN"
 
-const transactionControl = new Set(["begin", "start", "commit", "end", "rollback", "abort", "savepoint", "release", "prepare"])
-const sessionSettings = new Set(["set", "reset", "discard", "load"])
+/**
+ * Functions whose effect outlives the statement or reaches past the transaction (locks, signals, settings, files,
+ * replication, WAL, notifications, other connections, large objects) or that run SQL given as text (the `*_to_xml`
+ * of a query, `ts_stat`): refused wherever they appear in the parsed statement, with or without a schema.
+ */
+const sideEffectFunctions = new Set([
+  "set_config", "pg_notify", "pg_reload_conf", "pg_rotate_logfile", "pg_switch_wal", "pg_switch_xlog",
+  "pg_create_restore_point", "pg_promote", "pg_export_snapshot", "pg_import_system_collations",
+  "pg_log_backend_memory_contexts", "pg_log_standby_snapshot", "pg_current_xact_id", "txid_current",
+  "nextval", "setval", "gin_clean_pending_list", "pg_prewarm", "pg_truncate_visibility_map", "pg_sync_replication_slots",
+  "query_to_xml", "query_to_xmlschema", "query_to_xml_and_xmlschema", "cursor_to_xml", "cursor_to_xmlschema",
+  "ts_stat", "ts_rewrite", "pg_stat_statements_reset", "pg_stat_force_next_flush", "loread", "lowrite",
+  "pg_logdir_ls", "pg_stat_file"
+])
+const sideEffectPrefixes = [
+  "pg_advisory_", "pg_try_advisory_", "pg_terminate_backend", "pg_cancel_backend", "pg_signal_backend",
+  "dblink", "lo_", "pg_read_", "pg_ls_", "pg_file_", "pg_stat_reset", "pg_create_", "pg_drop_replication_slot",
+  "pg_copy_", "pg_replication_", "pg_logical_", "pg_wal_replay_", "pg_xlog_replay_", "pg_backup_", "pg_start_backup",
+  "pg_stop_backup", "brin_summarize_", "brin_desummarize_", "binary_upgrade_", "pg_background"
+]
 
-/** The text after leading white space, comments (`-- ...`, nested `/* ... *\/`) and opening parentheses. */
-const skipLeading = (text: string): string => {
-  let rest = text
-  for (;;) {
-    const trimmed = rest.replace(/^[\s(]+/, "")
-    if (trimmed.startsWith("--")) {
-      const end = trimmed.indexOf("\n")
-      rest = end < 0 ? "" : trimmed.slice(end + 1)
-    } else if (trimmed.startsWith("/*")) {
-      let depth = 0
-      let i = 0
-      for (; i < trimmed.length; i++) {
-        if (trimmed.startsWith("/*", i)) {
-          depth++
-          i++
-        } else if (trimmed.startsWith("*/", i)) {
-          depth--
-          i++
-          if (depth === 0) break
-        }
-      }
-      rest = trimmed.slice(i + 1)
-    } else {
-      return trimmed
-    }
+/** Whether calling the function `name` (lowercase, without schema) is refused. */
+export const hasSideEffects = (name: string): boolean =>
+  sideEffectFunctions.has(name) || sideEffectPrefixes.some((prefix) => name.startsWith(prefix))
+
+/** Node kinds of a parse tree that change data wherever they appear (a data-modifying WITH included). */
+const dataModifying: Record<string, string> = {
+  InsertStmt: "INSERT",
+  UpdateStmt: "UPDATE",
+  DeleteStmt: "DELETE",
+  MergeStmt: "MERGE"
+}
+
+/** How a refused top-level statement kind is named to the user. */
+const refusedKind = (kind: string, node: Record<string, unknown>): string => {
+  switch (kind) {
+    case "TransactionStmt":
+      return `${String(node["kind"] ?? "").replace(/^TRANS_STMT_/, "").replace(/_/g, " ")} is transaction control`
+    case "VariableSetStmt":
+      return "SET changes the session"
+    case "DiscardStmt":
+    case "LoadStmt":
+    case "ListenStmt":
+    case "UnlistenStmt":
+    case "NotifyStmt":
+      return `${kind.replace(/Stmt$/, "").toUpperCase()} changes the session`
+    case "CopyStmt":
+      return "COPY reads and writes files and runs programs on the server"
+    default:
+      return `${kind.replace(/Stmt$/, "").replace(/([a-z])([A-Z])/g, "$1 $2").toUpperCase()} is not a read-only statement`
   }
 }
 
-/**
- * Why `statement` is refused before it reaches the database, or undefined when its first keyword is one that only
- * reads. Only the first keyword is looked at: that the text is one statement is the extended protocol's to enforce
- * (it refuses a second one), and that it changes nothing is the read-only transaction's and the role's.
- */
-export const refusalOf = (statement: string): QueryRefused | undefined => {
-  const rest = skipLeading(statement)
-  if (rest === "" || rest.startsWith(";")) return new QueryRefused({ reason: "no statement given" })
-  const keyword = /^[A-Za-z_]+/.exec(rest)?.[0]?.toLowerCase()
-  if (keyword !== undefined && (allowed as ReadonlyArray<string>).includes(keyword)) return undefined
-  const shown = keyword?.toUpperCase() ?? JSON.stringify(rest.slice(0, 20))
-  if (keyword !== undefined && transactionControl.has(keyword)) return new QueryRefused({ reason: `${shown} is transaction control` })
-  if (keyword !== undefined && sessionSettings.has(keyword)) return new QueryRefused({ reason: `${shown} changes the session` })
-  if (keyword === "copy") return new QueryRefused({ reason: "COPY reads and writes files and runs programs on the server" })
-  return new QueryRefused({ reason: `${shown} is not a read-only statement` })
+const nameOf = (names: unknown): string | undefined => {
+  if (!Array.isArray(names) || names.length === 0) return undefined
+  const last = names[names.length - 1] as { String?: { sval?: string } }
+  return last?.String?.sval?.toLowerCase()
 }
+
+/** The first reason found anywhere in a parse (sub)tree to refuse it, or undefined. */
+const refusalIn = (value: unknown): string | undefined => {
+  if (Array.isArray(value)) {
+    for (const item of value) {
+      const found = refusalIn(item)
+      if (found !== undefined) return found
+    }
+    return undefined
+  }
+  if (value === null || typeof value !== "object") return undefined
+  for (const [key, inner] of Object.entries(value)) {
+    if (key in dataModifying) return `${dataModifying[key]} changes data (a data-modifying WITH included)`
+    if (key === "intoClause") return "SELECT INTO creates a table"
+    if (key === "lockingClause" && Array.isArray(inner) && inner.length > 0) return "FOR UPDATE / FOR SHARE locks rows"
+    if (key === "FuncCall") {
+      const name = nameOf((inner as { funcname?: unknown }).funcname)
+      if (name !== undefined && hasSideEffects(name)) return `${name}() has effects beyond reading`
+    }
+    // `x.f` is `f(x)` when x is a row: the same function by another spelling
+    if (key === "ColumnRef") {
+      const name = nameOf((inner as { fields?: unknown }).fields)
+      if (name !== undefined && hasSideEffects(name)) return `${name} names a function with effects beyond reading`
+    }
+    const found = refusalIn(inner)
+    if (found !== undefined) return found
+  }
+  return undefined
+}
+
+/** Why one parsed statement is refused, or undefined when it only reads. */
+const refusalOfStatement = (statement: Record<string, unknown>): string | undefined => {
+  const [kind, node] = Object.entries(statement)[0] ?? []
+  if (kind === undefined) return "no statement given"
+  const body = (node ?? {}) as Record<string, unknown>
+  switch (kind) {
+    case "SelectStmt":
+    case "VariableShowStmt":
+      return refusalIn(body)
+    case "ExplainStmt": {
+      const inner = (body["query"] ?? {}) as Record<string, unknown>
+      const innerKind = Object.keys(inner)[0]
+      if (innerKind !== "SelectStmt") return `EXPLAIN of ${innerKind === undefined ? "nothing" : refusedKind(innerKind, {}).replace(/ is not a read-only statement$/, "")}: only EXPLAIN of a query that reads`
+      return refusalIn(inner)
+    }
+    default:
+      return refusedKind(kind, body)
+  }
+}
+
+type Parser = typeof import("libpg-query")
+
+/** Postgres's own parser (libpg_query, WebAssembly), loaded once, on first use: only `query` needs it. */
+const parser: Effect.Effect<Parser> = Effect.cached(
+  Effect.promise(async () => {
+    const module = await import("libpg-query")
+    await module.loadModule()
+    return module
+  })
+).pipe(Effect.runSync)
+
+/**
+ * Why `statement` is refused before it reaches the database, or undefined when it is exactly one statement that
+ * only reads. The text is parsed by Postgres's own grammar, so comments, quoting, dollar quoting, `E''` and `U&`
+ * escapes and `;` inside strings are read as the server reads them; the parse tree, not the text, is judged: one
+ * statement, of kind SELECT (WITH, VALUES and TABLE are SELECTs), SHOW or EXPLAIN of a SELECT, with no
+ * data-modifying part, no SELECT INTO, no row locks and no call of a function with effects beyond reading.
+ * The read-only transaction and the role the statement runs as are the walls behind this one.
+ */
+export const refusalOf = (statement: string): Effect.Effect<QueryRefused | undefined> =>
+  Effect.gen(function* () {
+    if (statement.includes("\0")) return new QueryRefused({ reason: "the statement holds a NUL character" })
+    const { parseSync } = yield* parser
+    if (statement.trim() === "") return new QueryRefused({ reason: "no statement given" })
+    const parsed = yield* Effect.try({ try: () => parseSync(statement), catch: (error) => (error instanceof Error ? error.message : String(error)) }).pipe(
+      Effect.catchAll((error) => Effect.succeed({ error }))
+    )
+    if ("error" in parsed) return new QueryRefused({ reason: `not a statement Postgres can parse: ${parsed.error}` })
+    const statements = parsed.stmts ?? []
+    if (statements.length === 0) return new QueryRefused({ reason: "no statement given" })
+    if (statements.length > 1) return new QueryRefused({ reason: "more than one statement" })
+    const reason = refusalOfStatement((statements[0]!.stmt ?? {}) as Record<string, unknown>)
+    return reason === undefined ? undefined : new QueryRefused({ reason })
+  })

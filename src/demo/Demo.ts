@@ -1,5 +1,5 @@
 import { SqlClient } from "@effect/sql"
-import { ConfigProvider, Console, Effect, Layer, Option, Redacted, Schedule } from "effect"
+import { Clock, ConfigProvider, Console, Effect, Layer, Option, Redacted, Schedule } from "effect"
 import pg from "pg"
 import * as crypto from "node:crypto"
 import * as fs from "node:fs"
@@ -8,11 +8,15 @@ import * as path from "node:path"
 import { Connections } from "../auth/Connections.js"
 import { SyncLayer } from "../cli/app.js"
 import { connectionsTable } from "../cli/status.js"
+import { count, wrap } from "../cli/output/text.js"
+import { rowsTable } from "../cli/query.js"
+import { lastRunsByAccount, StreamStatus, StreamStatusLive } from "../sync/StreamStatus.js"
 import { renderSummary } from "../cli/summary.js"
+import { terminalTableWidth } from "../cli/table.js"
 import { Emulator } from "../emulator/Emulator.js"
 import { authServer } from "../http/Server.js"
 import { allStreams } from "../sync/streams/index.js"
-import { SyncRunner } from "../sync/SyncRunner.js"
+import { type RunRequest, SyncRunner } from "../sync/SyncRunner.js"
 import { compareStream } from "./exactness.js"
 
 export interface DemoOptions {
@@ -37,7 +41,14 @@ const freePort = Effect.async<number>((resume) => {
   })
 })
 
-const step = (title: string) => Console.log(`\n== ${title}`)
+/** The query the demo's last lines (and the README) suggest. */
+export const lookAgain = "SELECT job_number, title, total FROM jobs LIMIT 5"
+
+/** The demo's prose is wrapped to 100 columns, or the terminal's width when it is narrower. */
+const proseWidth = () => Math.min(100, process.stdout.isTTY && process.stdout.columns > 0 ? process.stdout.columns : 100)
+const step = (title: string) => Console.log(`\n== ${wrap(title, proseWidth(), 3)}`)
+/** A sentence of the demo's. */
+const say = (text: string) => Console.log(wrap(text, proseWidth(), 2))
 
 /** The demo starts its schema from scratch on a real Postgres (never the production schema: see cli). */
 const dropSchema = (url: string, schema: string) =>
@@ -71,17 +82,23 @@ const nextHop = (url: string) =>
 export const exampleQueries: ReadonlyArray<{ readonly title: string; readonly sql: string }> = [
   {
     title: "revenue per client: the five largest invoice totals by client",
-    sql: `SELECT c.name AS client, count(*) AS invoices, round(sum(i.amounts_total)::numeric, 2) AS revenue
-      FROM invoices i JOIN clients c ON c.account_id = i.account_id AND c.id = i.client_id
-      WHERE i.deleted_at IS NULL AND c.deleted_at IS NULL
-      GROUP BY c.name ORDER BY revenue DESC NULLS LAST LIMIT 5`
+    sql: `SELECT c.name AS client, count(*) AS invoices,
+       sum(i.amounts_total) AS revenue
+FROM invoices i
+JOIN clients c ON c.account_id = i.account_id AND c.id = i.client_id
+WHERE i.deleted_at IS NULL AND c.deleted_at IS NULL
+GROUP BY c.name ORDER BY revenue DESC NULLS LAST LIMIT 5;`
   },
   {
     title: "open jobs per property: the five properties with the most active jobs",
-    sql: `SELECT p.id AS property, concat_ws(', ', p.address_street, p.address_city) AS address, count(*) AS open_jobs
-      FROM jobs j JOIN properties p ON p.account_id = j.account_id AND p.id = j.property_id
-      WHERE j.deleted_at IS NULL AND p.deleted_at IS NULL AND j.job_status IN ('active', 'today', 'upcoming', 'late', 'action_required')
-      GROUP BY p.id, address ORDER BY open_jobs DESC, property LIMIT 5`
+    sql: `SELECT concat_ws(', ', p.address_street, p.address_city) AS property,
+       count(*) AS open_jobs
+FROM jobs j
+JOIN properties p ON p.account_id = j.account_id AND p.id = j.property_id
+WHERE j.deleted_at IS NULL AND p.deleted_at IS NULL
+  AND j.job_status IN ('active', 'today', 'upcoming', 'late',
+                       'action_required')
+GROUP BY p.id, property ORDER BY open_jobs DESC, property LIMIT 5;`
   }
 ]
 
@@ -129,7 +146,9 @@ export const runDemo = (options: DemoOptions) =>
       ["SERVICE_APP_ID", appId],
       ["SERVICE_CLIENT_SECRET", clientSecret],
       ["SERVICE_REDIRECT_URI", `${callbackBase}/oauth/callback`],
-      ["TOKEN_ENCRYPTION_KEY", crypto.randomBytes(32).toString("base64")],
+      // on an embedded database kept on disk, its key stays beside it (<data dir>/token-encryption.key, as for any
+      // command there): `status`, `sync` and the rest work on the demo's data afterwards
+      ...(usingEmbedded && options.dataDir !== "memory" ? [] : [["TOKEN_ENCRYPTION_KEY", crypto.randomBytes(32).toString("base64")] as const]),
       ["DB_SCHEMA", options.schema],
       ...(Option.isSome(options.databaseUrl)
         ? [["DATABASE_URL", Redacted.value(options.databaseUrl.value)] as const]
@@ -154,34 +173,40 @@ export const runDemo = (options: DemoOptions) =>
         const consent = yield* nextHop(start.location!)
         const callback = yield* nextHop(consent.location!)
         if (callback.status !== 200) return yield* Effect.dieMessage(`connecting ${account.name} failed: ${callback.body}`)
-        const stored = yield* connections.get(account.accountId)
-        yield* Console.log(
-          Option.match(stored, { onNone: () => `not connected: ${account.name}`, onSome: (c) => `connected ${c.accountName} (${c.accountId})` })
-        )
+        // the flow logs "connected <name> (<id>)" itself
+        if (Option.isNone(yield* connections.get(account.accountId))) yield* Console.log(`not connected: ${account.name}`)
       }
 
       const runner = yield* SyncRunner
+      /** One run of the sync engine and its summary, as `sync` and `backfill` print it. */
+      const run = (request: RunRequest) =>
+        Effect.gen(function* () {
+          const startedAt = yield* Clock.currentTimeMillis
+          const reports = yield* runner.run(request)
+          const durationMs = (yield* Clock.currentTimeMillis) - startedAt
+          yield* Console.log(renderSummary(reports, { mode: request.mode, durationMs, maxWidth: terminalTableWidth() }))
+        })
       yield* step("backfill: a full pass of every stream for every active account")
-      yield* Console.log(renderSummary(yield* runner.run({ mode: "backfill" })))
+      yield* run({ mode: "backfill" })
 
       const [first, second] = accounts
       yield* step(`changes in ${first!.name}: 40 jobs edited and 15 deleted, 10 invoices edited and 3 deleted, line items of 3 invoices changed, 5 clients edited, 2 visits deleted; then an incremental sync`)
-      const edited = yield* admin.editJobs({ accountId: first!.accountId, count: 40, seed: 7 })
-      const deleted = yield* admin.deleteJobs({ accountId: first!.accountId, count: 15, seed: 8 })
+      const edited = yield* admin.editRecords({ accountId: first!.accountId, collection: "jobs", count: 40, seed: 7 })
+      const deleted = yield* admin.deleteRecords({ accountId: first!.accountId, collection: "jobs", count: 15, seed: 8 })
       yield* admin.editRecords({ accountId: first!.accountId, collection: "invoices", count: 10, seed: 9 })
       yield* admin.deleteRecords({ accountId: first!.accountId, collection: "invoices", count: 3, seed: 10 })
       yield* admin.editLineItems({ accountId: first!.accountId, collection: "invoices", count: 3, add: 1, remove: 1, edit: 1, seed: 11 })
       yield* admin.editRecords({ accountId: first!.accountId, collection: "clients", count: 5, seed: 12 })
       yield* admin.deleteRecords({ accountId: first!.accountId, collection: "visits", count: 2, seed: 13 })
-      yield* Console.log(renderSummary(yield* runner.run({ mode: "sync" })))
+      yield* run({ mode: "sync" })
       const landedEdits = yield* sql<{ n: string }>`
         SELECT count(*) AS n FROM jobs j WHERE j.account_id = ${first!.accountId} AND j.id IN ${sql.in(edited.ids)}
         AND j.title IS NOT DISTINCT FROM (j.raw->>'title')`
-      yield* Console.log(`${landedEdits[0]?.n ?? 0} of ${edited.ids.length} edited jobs landed by the incremental pass`)
-      yield* Console.log(
+      yield* say(`${landedEdits[0]?.n ?? 0} of ${edited.ids.length} edited jobs landed by the incremental pass`)
+      yield* say(
         `${deleted.ids.length} job deletions (and the invoices' and visits') are invisible to an incremental pass; a full pass (daily by default) marks them: running one now`
       )
-      yield* Console.log(renderSummary(yield* runner.run({ mode: "backfill", accounts: [first!.accountId], restart: true })))
+      yield* run({ mode: "backfill", accounts: [first!.accountId], restart: true })
 
       yield* step(`${second!.name}'s admin disconnects the app in the marketplace (APP_DISCONNECT webhook to /webhooks)`)
       yield* admin.marketplaceDisconnect({ clientId, accountId: second!.accountId })
@@ -191,10 +216,12 @@ export const runDemo = (options: DemoOptions) =>
         Effect.orElse(() => Console.log("the webhook did not arrive in 10 s"))
       )
       yield* step("the next sync run: the disconnected account is not touched, the other one syncs")
-      yield* Console.log(renderSummary(yield* runner.run({ mode: "sync" })))
+      yield* run({ mode: "sync" })
 
       yield* step("account-sync status")
-      yield* Console.log(connectionsTable(yield* connections.list()))
+      const streamStates = yield* Effect.provide(Effect.flatMap(StreamStatus, (s) => s.list(allStreams)), StreamStatusLive)
+      const view = { now: yield* Clock.currentTimeMillis, wide: false, maxWidth: terminalTableWidth() }
+      yield* Console.log(connectionsTable(yield* connections.list(), lastRunsByAccount(streamStates), view))
 
       yield* step("the warehouse: every stream")
       for (const stream of allStreams) {
@@ -207,9 +234,8 @@ export const runDemo = (options: DemoOptions) =>
       }
       yield* step("joins over the warehouse (the README's example queries)")
       for (const query of exampleQueries) {
-        yield* Console.log(`\n${query.title}:\n  ${query.sql.replace(/\s+/g, " ").trim()}`)
-        const rows = yield* sql.unsafe<Record<string, unknown>>(query.sql)
-        for (const r of rows) yield* Console.log(`  ${Object.values(r).map((v) => (v instanceof Date ? v.toISOString() : String(v))).join("  |  ")}`)
+        yield* Console.log(`\n${query.title}:\n${query.sql.split("\n").map((line) => `    ${line}`).join("\n")}`)
+        yield* Console.log(rowsTable(yield* sql.unsafe<Record<string, unknown>>(query.sql)))
       }
       yield* step("check: the warehouse holds exactly what the service holds, stream by stream")
       const checks = yield* Effect.forEach(accounts, (account) =>
@@ -220,18 +246,27 @@ export const runDemo = (options: DemoOptions) =>
           const jobs = streams.find((c) => c.stream === "jobs")!
           const status = Option.match(yield* connections.get(account.accountId), { onNone: () => "none", onSome: (c) => c.status })
           const rows = streams.reduce((n, c) => n + c.serviceRows, 0)
-          yield* Console.log(
-            `${account.name}: ${matches ? "exact" : "MISMATCH"} (${rows} records of ${streams.length} streams compared column by column, line items and custom fields per record; connection ${status})` +
-              bad.map((c) => `\n  ${c.stream}: missing ${c.missing}, differing ${c.mismatched}, wrongly deleted ${c.wronglyDeleted}, still live ${c.stillLive}, line items or custom fields ${c.nestedMismatched}; ${c.examples.join("; ")}`).join("")
+          yield* say(
+            `${account.name}: ${matches ? "exact" : "MISMATCH"}: ${count(rows)} records of ${streams.length} streams compared column by column, with their line items and custom fields (connection ${status})`
           )
+          for (const c of bad) {
+            yield* say(
+              `  ${c.stream}: missing ${c.missing}, differing ${c.mismatched}, wrongly deleted ${c.wronglyDeleted}, still live ${c.stillLive}, line items or custom fields ${c.nestedMismatched}; ${c.examples.join("; ")}`
+            )
+          }
           return { accountId: account.accountId, name: account.name, status, serviceJobs: jobs.serviceRows, warehouseJobs: jobs.serviceRows - jobs.missing, matches, streams }
         })
       )
       yield* Console.log(
         usingEmbedded
           ? `\nThe data stays in ${path.resolve(options.dataDir)}. Look at it again with:\n` +
-              `  DATA_DIR=${options.dataDir} DB_SCHEMA=${options.schema} npx account-sync query "SELECT job_number, title FROM jobs LIMIT 5"`
-          : `\nThe data is in schema ${options.schema} of DATABASE_URL.`
+              `  export DATA_DIR=${options.dataDir} DB_SCHEMA=${options.schema}\n` +
+              "  npx account-sync status\n" +
+              `  npx account-sync query "${lookAgain}"`
+          : `\nThe data is in schema ${options.schema} of DATABASE_URL. Look at it again with:\n` +
+              `  export DB_SCHEMA=${options.schema}\n` +
+              "  npx account-sync status\n" +
+              `  npx account-sync query "${lookAgain}"`
       )
       return { accounts: checks }
     }).pipe(Effect.provide(services), Effect.scoped)

@@ -35,12 +35,18 @@ export const expectedColumnValue = (column: Column, record: Record<string, unkno
   if (v === null || v === undefined) return null
   if (column.type === "timestamptz") return Date.parse(v as string)
   if (column.type === "jsonb") return sanitizeJson(v)
+  // a coordinate sent as a string lands as its number
+  if (column.type === "double precision") return typeof v === "string" ? (Number.isFinite(Number(v)) && v.trim() !== "" ? Number(v) : null) : v
   return typeof v === "string" ? sanitizeText(v) : v
 }
 
-/** A column's value as read from Postgres, in the form of `expectedColumnValue`. */
+/**
+ * A column's value as read from Postgres, in the form of `expectedColumnValue`: a `numeric` comes back as the
+ * decimal text Postgres keeps, compared as the number the service's JSON holds.
+ */
 export const storedColumnValue = (column: Column, row: Record<string, unknown>): unknown => {
   const v = row[column.column]
+  if (column.type === "numeric" && typeof v === "string") return Number(v)
   return v instanceof Date ? v.getTime() : v
 }
 
@@ -57,10 +63,12 @@ const differs = (columns: ReadonlyArray<Column>, row: Record<string, unknown>, r
 
 const sameSet = (a: ReadonlyArray<string>, b: ReadonlyArray<string>) => a.length === b.length && [...a].sort().join("\n") === [...b].sort().join("\n")
 
-export const compareStream = (admin: EmulatorAdmin, stream: AnyStream, accountId: string) =>
+/** `servedTo` (a client id): against what the emulator serves that app (what its paging faults withhold left out). */
+export const compareStream = (admin: EmulatorAdmin, stream: AnyStream, accountId: string, servedTo?: string) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    const service = new Map((yield* admin.listRecords({ accountId, collection: stream.connection })).map((r) => [String(r.id), r]))
+    const listed = yield* admin.listRecords({ accountId, collection: stream.connection, ...(servedTo === undefined ? {} : { servedTo }) })
+    const service = new Map(listed.map((r) => [String(r.id), r]))
     const rows = new Map((yield* sql<Record<string, unknown>>`SELECT * FROM ${sql(stream.table)} WHERE account_id = ${accountId}`).map((r) => [String(r.id), r]))
     const examples: Array<string> = []
     const note = (s: string) => void (examples.length < 3 && examples.push(s))

@@ -1,16 +1,16 @@
 import { Effect } from "effect"
-import { getNamedType, isLeafType, isObjectType } from "graphql"
+import type { ApiVersions } from "./ApiVersions.js"
 import type { Account, AppsAndAccounts } from "./AppsAndAccounts.js"
 import type { Churn } from "./Churn.js"
-import { AdminRpcs, EmulatorAdminError, type JobRecord, type Limits } from "./EmulatorAdmin.js"
+import { AdminRpcs, EmulatorAdminError, type Limits } from "./EmulatorAdmin.js"
 import { AdminRejected } from "./errors.js"
 import type { FaultInjector } from "./Faults.js"
 import type { Grants } from "./Grants.js"
+import type { PagingFaults } from "./PagingFaults.js"
 import type { Approval } from "./OAuthEndpoints.js"
 import type { RecordChanges } from "./RecordChanges.js"
 import type { LimitsBook } from "./RateLimits.js"
 import type { StatsCounter } from "./Stats.js"
-import { serviceSchema } from "./schema.js"
 import type { TokenInvalidation } from "./TokenInvalidation.js"
 import type { VirtualClock } from "./VirtualClock.js"
 import type { Webhooks } from "./Webhooks.js"
@@ -25,22 +25,14 @@ export interface AdminDeps {
   readonly clock: VirtualClock
   readonly limits: LimitsBook
   readonly faults: FaultInjector
+  readonly pagingFaults: PagingFaults
   readonly stats: StatsCounter
   readonly approval: Approval
   readonly webhooks: Webhooks
   readonly changes: RecordChanges
   readonly churn: Churn
   readonly subscriptions: WebhookSubscriptions
-}
-
-let jobScalars: ReadonlyArray<string> | undefined
-const jobScalarFields = (): ReadonlyArray<string> => {
-  if (jobScalars === undefined) {
-    const job = serviceSchema().getType("Job")
-    if (!isObjectType(job)) throw new Error("the schema has no Job type")
-    jobScalars = Object.values(job.getFields()).filter((f) => isLeafType(getNamedType(f.type)) && f.args.length === 0).map((f) => f.name)
-  }
-  return jobScalars
+  readonly versions: ApiVersions
 }
 
 const op = <A>(operation: string, f: () => A): Effect.Effect<A, EmulatorAdminError> =>
@@ -50,15 +42,7 @@ const op = <A>(operation: string, f: () => A): Effect.Effect<A, EmulatorAdminErr
   })
 
 export const adminHandlers = (deps: AdminDeps) => {
-  const { appsAndAccounts, grants, invalidation, clock, limits, faults, stats, approval, webhooks, changes, churn, subscriptions } = deps
-
-  /** A job as the `jobs` contract lists it: every scalar field of Job (links, line items and custom fields are the generic listing's). */
-  const scalarJob = (account: Account, index: number): JobRecord => {
-    const record = account.world.records("jobs").record(index)
-    const out: Record<string, unknown> = {}
-    for (const name of jobScalarFields()) out[name] = record[name] ?? null
-    return out as unknown as JobRecord
-  }
+  const { appsAndAccounts, grants, invalidation, clock, limits, faults, pagingFaults, stats, approval, webhooks, changes, churn, subscriptions, versions } = deps
 
   return AdminRpcs.of({
     createApp: (spec) =>
@@ -71,25 +55,18 @@ export const adminHandlers = (deps: AdminDeps) => {
         const a = appsAndAccounts.createAccount(spec)
         return { accountId: a.accountId, name: a.name, adminUserId: a.adminUserId }
       }),
-    seedJobs: ({ accountId, count, seed }) =>
-      op("seedJobs", () => {
-        const a = appsAndAccounts.requireAccount("seedJobs", accountId)
-        const jobs = a.world.records("jobs")
-        changes.create("seedJobs", a, "jobs", count, seed ?? a.seed + jobs.collection.size)
-        return { total: jobs.collection.liveCount }
-      }),
-    listJobs: ({ accountId }) =>
-      op("listJobs", (): ReadonlyArray<JobRecord> => {
-        const a = appsAndAccounts.requireAccount("listJobs", accountId)
-        return a.world.records("jobs").collection.liveIndices().map((i) => scalarJob(a, i))
-      }),
-    editJobs: ({ accountId, ...options }) => op("editJobs", () => ({ ids: changes.edit("editJobs", appsAndAccounts.requireAccount("editJobs", accountId), "jobs", options) })),
-    deleteJobs: ({ accountId, ...options }) => op("deleteJobs", () => ({ ids: changes.remove("deleteJobs", appsAndAccounts.requireAccount("deleteJobs", accountId), "jobs", options) })),
-    listRecords: ({ accountId, collection }) =>
+    listRecords: ({ accountId, collection, servedTo }) =>
       op("listRecords", () => {
         const a = appsAndAccounts.requireAccount("listRecords", accountId)
         const records = changes.recordsOf("listRecords", a, collection)
-        return records.collection.liveIndices().map((i) => a.world.listed(records.name, i))
+        const listed = records.collection.liveIndices().map((i) => a.world.listed(records.name, i))
+        const withheld = servedTo === undefined ? undefined : pagingFaults.for(appsAndAccounts.requireApp("listRecords", servedTo).appId, a.accountId).withheld
+        if (withheld === undefined) return listed
+        const children = records.def.children?.field
+        const served = (item: unknown) => !withheld(String((item as { id?: unknown }).id))
+        return listed.filter(served).map((r) =>
+          children === undefined ? r : { ...r, [children]: (r[children] as ReadonlyArray<unknown>).filter(served) }
+        )
       }),
     createRecords: ({ accountId, collection, count, seed }) =>
       op("createRecords", () => ({ ids: changes.create("createRecords", appsAndAccounts.requireAccount("createRecords", accountId), collection, count, seed) })),
@@ -162,6 +139,13 @@ export const adminHandlers = (deps: AdminDeps) => {
         limits.set(rest as Limits, clock.nowMs(), pair)
       }),
     setFaults: (f) => op("setFaults", () => faults.set(f)),
+    setPagingFaults: ({ clientId, accountId, ...settings }) =>
+      op("setPagingFaults", () =>
+        pagingFaults.set(settings, {
+          ...(clientId !== undefined ? { appId: appsAndAccounts.requireApp("setPagingFaults", clientId).appId } : {}),
+          ...(accountId !== undefined ? { accountId: appsAndAccounts.requireAccount("setPagingFaults", accountId).accountId } : {})
+        })
+      ),
     advanceClock: ({ seconds }) => op("advanceClock", () => clock.advance(seconds)),
     isRefreshTokenValid: ({ clientId, refreshToken }) => op("isRefreshTokenValid", () => grants.isRefreshTokenValid(clientId, refreshToken)),
     liveRefreshTokens: ({ clientId, accountId }) => op("liveRefreshTokens", () => grants.liveRefreshTokens(clientId, accountId)),
@@ -186,6 +170,8 @@ export const adminHandlers = (deps: AdminDeps) => {
         if (!d) throw new AdminRejected({ reason: "redeliverWebhook: no webhook event has been sent yet" })
         return d
       }),
+    setApiVersions: ({ versions: specs, warnDays }) => op("setApiVersions", () => versions.set(specs, warnDays)),
+    apiVersions: () => op("apiVersions", () => versions.list()),
     clock: () => op("clock", () => ({ nowMs: clock.nowMs(), offsetSeconds: clock.offsetSeconds }))
   })
 }

@@ -2,8 +2,9 @@ import type { AccountSpec, AppSpec } from "./EmulatorAdmin.js"
 import { AdminRejected } from "./errors.js"
 import { encodeId } from "./Ids.js"
 import type { CursorMode } from "./data/Collection.js"
-import type { RecordDefinition } from "./data/RecordType.js"
-import { checkServed, World } from "./data/World.js"
+import type { RecordDefinition } from "./data/RecordDefinition.js"
+import { scopesOf } from "./data/definitions.js"
+import { collectionDefinitions, World } from "./data/World.js"
 import type { VirtualClock } from "./VirtualClock.js"
 import { webhookTopics } from "./webhookTopics.js"
 
@@ -11,10 +12,6 @@ import { webhookTopics } from "./webhookTopics.js"
  * The apps and accounts the service knows, and each app's connection to each account. Grants.ts issues and checks
  * their codes and tokens; TokenInvalidation.ts holds the rules that end them. Synchronous and in memory.
  */
-
-export const DEFAULT_SCOPES: ReadonlyArray<string> = [
-  "read_jobs", "read_clients", "read_invoices", "read_quotes", "read_visits", "read_requests", "read_users", "read_products"
-]
 
 export interface App {
   readonly appId: string
@@ -65,6 +62,8 @@ export class AppsAndAccounts {
   private accountCounter = 0
   /** The cursors connections issue unless an account says otherwise. */
   cursorMode: CursorMode = "offset"
+  /** What an app asks for unless it says otherwise: every collection's scope. */
+  private readonly defaultScopes: ReadonlyArray<string>
 
   constructor(
     private readonly clock: VirtualClock,
@@ -72,7 +71,7 @@ export class AppsAndAccounts {
     /** Collection definitions every account's world takes over the defaults (by name): data sets of a test. */
     private readonly definitions: ReadonlyArray<RecordDefinition> = []
   ) {
-    for (const def of definitions) checkServed(def)
+    this.defaultScopes = scopesOf(collectionDefinitions(definitions))
   }
 
   createApp(spec: AppSpec): App {
@@ -90,7 +89,7 @@ export class AppsAndAccounts {
       redirectUri: spec.redirectUri,
       webhookUrl: spec.webhookUrl,
       webhookTopics: [...(spec.webhookTopics ?? [])],
-      scopes: [...(spec.scopes ?? DEFAULT_SCOPES)],
+      scopes: [...(spec.scopes ?? this.defaultScopes)],
       rotation: spec.rotation ?? false,
       name: spec.name ?? `Test App ${n}`,
       author: spec.author ?? "Account Sync Developers"

@@ -5,16 +5,18 @@ import * as http from "node:http"
 import type { AddressInfo } from "node:net"
 import { adminHandlers } from "./Admin.js"
 import { ADMIN_PATH } from "./EmulatorAdminClient.js"
+import { ApiVersions } from "./ApiVersions.js"
 import { AppsAndAccounts } from "./AppsAndAccounts.js"
 import { Churn } from "./Churn.js"
-import { type AccountSpec, AdminRpcs, type AppSpec, type EmulatorAdmin, type Faults, type Limits } from "./EmulatorAdmin.js"
+import { type AccountSpec, AdminRpcs, type ApiVersionsSettings, type AppSpec, type EmulatorAdmin, type Faults, type Limits } from "./EmulatorAdmin.js"
 import { FaultInjector } from "./Faults.js"
+import { PagingFaults } from "./PagingFaults.js"
 import { Grants } from "./Grants.js"
 import { handleGraphql, serviceSchema } from "./GraphqlEndpoint.js"
 import { BodyTooLarge, jsonReply, readBody, type Reply, writeReply, writeTruncated } from "./Http.js"
 import { type Approval, OAuthEndpoints } from "./OAuthEndpoints.js"
 import { LimitsBook } from "./RateLimits.js"
-import type { RecordDefinition } from "./data/RecordType.js"
+import type { RecordDefinition } from "./data/RecordDefinition.js"
 import { RecordChanges } from "./RecordChanges.js"
 import { makeRoutes } from "./Routes.js"
 import { StatsCounter } from "./Stats.js"
@@ -45,6 +47,8 @@ export interface EmulatorOptions {
    * only (a definition is code): a test serves its own record type at an existing root field of the schema.
    */
   readonly definitions?: ReadonlyArray<RecordDefinition>
+  /** The API versions served (default: 2025-01-20 alone, the vendored schema, never removed); see ApiVersions.ts. */
+  readonly apiVersions?: ApiVersionsSettings
 }
 
 export class EmulatorStartError extends Data.TaggedError("EmulatorStartError")<{
@@ -85,7 +89,9 @@ const makeEmulator = (options: EmulatorOptions): Effect.Effect<EmulatorHandle, E
     const limits = new LimitsBook(options.limits)
     const faults = new FaultInjector()
     if (options.faults) faults.set(options.faults)
+    const pagingFaults = new PagingFaults()
     const stats = new StatsCounter()
+    const versions = new ApiVersions(clock)
     const approval: Approval = { mode: options.approval?.mode ?? "manual", accountId: options.approval?.accountId }
     const webhooks = new Webhooks((effect) => runFork(Effect.withClock(effect, hostClock)), options.webhookRetry)
     const oauth = new OAuthEndpoints({ appsAndAccounts, grants, clock, baseUrl: () => baseUrl, stats, approval })
@@ -111,7 +117,7 @@ const makeEmulator = (options: EmulatorOptions): Effect.Effect<EmulatorHandle, E
     const subscriptions = new WebhookSubscriptions(appsAndAccounts, clock)
     const changes = new RecordChanges(clock, (account, change) => webhooks.recordChanged((a, topic) => subscriptions.targets(a, topic), account, change))
     const churn = new Churn(changes, clock)
-    const handlers = AdminRpcs.toLayer(adminHandlers({ appsAndAccounts, grants, invalidation, clock, limits, faults, stats, approval, webhooks, changes, churn, subscriptions }))
+    const handlers = AdminRpcs.toLayer(adminHandlers({ appsAndAccounts, grants, invalidation, clock, limits, faults, pagingFaults, stats, approval, webhooks, changes, churn, subscriptions, versions }))
     const admin: EmulatorAdmin = yield* Effect.provide(RpcTest.makeClient(AdminRpcs), handlers)
     const adminApp = options.admin
       ? yield* RpcServer.toHttpApp(AdminRpcs).pipe(Effect.provide(Layer.merge(handlers, RpcSerialization.layerJson)))
@@ -147,7 +153,7 @@ const makeEmulator = (options: EmulatorOptions): Effect.Effect<EmulatorHandle, E
           }
           return writeReply(res, oauth.token(req.headers, body))
         }
-        const reply = await handleGraphql({ appsAndAccounts, grants, invalidation, clock, limits, stats, subscriptions, beforeQuery: (account, roots) => churn.beforeQuery(account, roots) }, req.headers, body)
+        const reply = await handleGraphql({ appsAndAccounts, grants, invalidation, clock, limits, stats, versions, subscriptions, pagingFaults, beforeQuery: (account, roots) => churn.beforeQuery(account, roots) }, req.headers, body)
         // as in reality, a GraphQL answer can be lost after the query ran (and was charged)
         if (draw.kind === "drop") {
           stats.faultsInjected.drop++
@@ -181,6 +187,7 @@ const makeEmulator = (options: EmulatorOptions): Effect.Effect<EmulatorHandle, E
       })
     })
 
+    if (options.apiVersions) yield* admin.setApiVersions(options.apiVersions).pipe(Effect.orDie)
     for (const spec of options.apps ?? []) yield* admin.createApp(spec).pipe(Effect.orDie)
     for (const spec of options.accounts ?? []) yield* admin.createAccount(spec).pipe(Effect.orDie)
     return { baseUrl, port, admin }

@@ -35,7 +35,7 @@ export const AppSpec = Schema.Struct({
    * account, as if each had subscribed to them there (tests and benchmarks, without the subscription mutation).
    */
   webhookTopics: opt(Strings),
-  /** Scopes shown at consent and enforced at the GraphQL endpoint; default: read_jobs, read_clients, ... (all reads) */
+  /** Scopes shown at consent and enforced at the GraphQL endpoint; default: the scope of every collection (all reads) */
   scopes: opt(Strings),
   /** Refresh Token Rotation: a refresh returns a new refresh token and the old one stops working. Default false. */
   rotation: opt(Schema.Boolean),
@@ -58,12 +58,9 @@ export const AccountSpec = Schema.Struct({
 })
 export type AccountSpec = typeof AccountSpec.Type
 
-/** A job exactly as the GraphQL endpoint serves it (every scalar field of the schema's `Job`). */
-export const JobRecord = Schema.Struct(
-  { id: Str, jobNumber: Num, title: Schema.NullOr(Str), updatedAt: Str, createdAt: Str },
-  Schema.Record({ key: Str, value: Schema.Unknown })
-)
-export type JobRecord = typeof JobRecord.Type
+/** A record exactly as the GraphQL endpoint serves it: its id and every other field by name. */
+export const ListedRecord = Schema.Struct({ id: Str }, Schema.Record({ key: Str, value: Schema.Unknown }))
+export type ListedRecord = typeof ListedRecord.Type
 
 /** Which records an admin change touches: these ids, or `count` drawn from `seed`. */
 export const RecordSelection = Schema.Struct({ count: opt(Num), ids: opt(Strings), seed: opt(Num) })
@@ -112,6 +109,22 @@ export const Faults = Schema.Struct({
   seed: opt(Num)
 })
 export type Faults = typeof Faults.Type
+
+/** Pages as some services return them (PagingFaults.ts); each call replaces the settings of its scope. */
+export const PagingFaultOptions = Schema.Struct({
+  /**
+   * Share of nodes (0 up to 1) left out of every page after paging, the same nodes every time (drawn by id and
+   * `seed`), line items too; `pageInfo` and `totalCount` stay as computed before.
+   */
+  withhold: opt(Num),
+  seed: opt(Num),
+  /** The collection fields ignore `offset`: a page asked at any offset is the first (or the one after `after`). */
+  ignoreOffset: opt(Schema.Boolean),
+  /** The scope: one app's queries, one account's, or (neither) every app and account without settings of their own. */
+  clientId: opt(Str),
+  accountId: opt(Str)
+})
+export type PagingFaultOptions = typeof PagingFaultOptions.Type
 
 export const EmulatorStats = Schema.Struct({
   tokenRequests: Schema.Struct({ authorization_code: Num, refresh_token: Num, failed: Num }),
@@ -180,6 +193,26 @@ export const AppPatch = Schema.Struct({
 })
 export type AppPatch = typeof AppPatch.Type
 
+/** An API version the emulator serves (`setApiVersions`). */
+export const ApiVersionSpec = Schema.Struct({
+  /** `YYYY-MM-DD`, the value of the `X-SERVICE-GRAPHQL-VERSION` header that picks it. */
+  version: Str,
+  /** Its schema as SDL (default: the vendored `schema/service-subset.graphql`). */
+  schema: opt(Str),
+  /** `YYYY-MM-DD`: from this day (UTC, emulator clock) it is removed, and the oldest supported version answers for it. */
+  removedAt: opt(Str)
+})
+
+/** Every API version served, replacing the previous list, and how many days before its removal a version warns (default 90). */
+export const ApiVersionsSettings = Schema.Struct({ versions: Schema.Array(ApiVersionSpec), warnDays: opt(Num) })
+export type ApiVersionsSettings = typeof ApiVersionsSettings.Type
+
+export const ApiVersionInfo = Schema.Struct({
+  version: Str,
+  removedAt: opt(Str),
+  status: Schema.Literal("supported", "deprecated", "removed")
+})
+
 // ---- the operations -------------------------------------------------------------------------------------------
 
 const Ids = Schema.Struct({ ids: Strings })
@@ -195,14 +228,12 @@ const op = <const Tag extends string, Payload extends Schema.Struct.Fields | Sch
 export class AdminRpcs extends RpcGroup.make(
   op("createApp", { payload: AppSpec, success: Schema.Struct({ appId: Str, clientId: Str }) }),
   op("createAccount", { payload: AccountSpec, success: Schema.Struct({ accountId: Str, name: Str, adminUserId: Str }) }),
-  op("seedJobs", { payload: { ...Account, count: Num, seed: opt(Num) }, success: Schema.Struct({ total: Num }) }),
-  /** Live (not deleted) jobs of the account in job-number (= creation) order, with exactly the values GraphQL serves. */
-  op("listJobs", { payload: Account, success: Schema.Array(JobRecord) }),
-  /** Edits `count` pseudo-randomly chosen jobs (or `ids`): new title and other fields, `updatedAt` = now. */
-  op("editJobs", { payload: { ...Account, ...RecordSelection.fields }, success: Ids }),
-  op("deleteJobs", { payload: { ...Account, ...RecordSelection.fields }, success: Ids }),
-  /** Live records of a collection (a root field's name) in creation order, as GraphQL serves them with every field: links as `{ id }`, custom fields, line items as their full list. */
-  op("listRecords", { payload: { ...Account, collection: Str }, success: Schema.Array(Schema.Record({ key: Str, value: Schema.Unknown })) }),
+  /**
+   * Live records of a collection (a root field's name) in creation order, as GraphQL serves them with every field:
+   * links as `{ id }`, custom fields, line items as their full list. `servedTo` (a client id): only what that app's
+   * queries are given (records and line items the paging faults withhold left out).
+   */
+  op("listRecords", { payload: { ...Account, collection: Str, servedTo: opt(Str) }, success: Schema.Array(ListedRecord) }),
   /** Seeded new records of the collection, created now. */
   op("createRecords", { payload: { ...Account, collection: Str, count: Num, seed: opt(Num) }, success: Ids }),
   /** Edits `count` pseudo-randomly chosen records (or `ids`): fields drawn again, `updatedAt` = now. */
@@ -233,6 +264,7 @@ export class AdminRpcs extends RpcGroup.make(
   /** Per app and account when both given, else the defaults for new buckets. */
   op("setLimits", { payload: { ...Limits.fields, clientId: opt(Str), accountId: opt(Str) } }),
   op("setFaults", { payload: Faults }),
+  op("setPagingFaults", { payload: PagingFaultOptions }),
   /** Moves the emulator's clock forward (codes, tokens and buckets all follow it). */
   op("advanceClock", { payload: { seconds: Num } }),
   /** Whether the token endpoint would accept this refresh token now. */
@@ -251,6 +283,10 @@ export class AdminRpcs extends RpcGroup.make(
   op("webhookSubscriptions", { payload: { clientId: opt(Str), accountId: opt(Str) }, success: Schema.Array(WebhookSubscriptionInfo) }),
   /** Sends the last event again with the same body (for idempotency tests); fails when none was sent yet. */
   op("redeliverWebhook", { success: WebhookDeliveryInfo }),
+  /** Replaces the API versions served: each with its schema (SDL) and removal date (see src/emulator/ApiVersions.ts). */
+  op("setApiVersions", { payload: ApiVersionsSettings }),
+  /** The API versions and where each stands now (emulator clock): supported, deprecated (answers warn) or removed. */
+  op("apiVersions", { success: Schema.Struct({ versions: Schema.Array(ApiVersionInfo), warnDays: Num }) }),
   /** The emulator's current time (host time + the offset moved by advanceClock). */
   op("clock", { success: Schema.Struct({ nowMs: Num, offsetSeconds: Num }) })
 ) {}

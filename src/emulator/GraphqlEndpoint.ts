@@ -1,13 +1,14 @@
 import { Either, Schema } from "effect"
 import { type DocumentNode, GraphQLError, type GraphQLSchema, Kind, parse, validate } from "graphql"
 import type { IncomingHttpHeaders } from "node:http"
+import { type ApiVersions, dateMs, type ServedVersion } from "./ApiVersions.js"
 import type { Account, App, AppsAndAccounts } from "./AppsAndAccounts.js"
 import type { Grants } from "./Grants.js"
 import { executeOperation, type RootResolver } from "./graphql/Executor.js"
 import { jsonReply, type Reply } from "./Http.js"
 import { queryCost, selectOperation } from "./QueryCost.js"
+import type { PagingFaults } from "./PagingFaults.js"
 import type { LimitsBook } from "./RateLimits.js"
-import { serviceSchema } from "./schema.js"
 import type { StatsCounter } from "./Stats.js"
 import type { TokenInvalidation } from "./TokenInvalidation.js"
 import type { VirtualClock } from "./VirtualClock.js"
@@ -17,20 +18,6 @@ import type { VirtualClock } from "./VirtualClock.js"
 export { schemaPath, serviceSchema } from "./schema.js"
 
 export const VERSION_HEADER = "x-service-graphql-version"
-
-/** Scope each root field needs; fields not listed need none. */
-const scopeOf: Readonly<Record<string, string>> = {
-  jobs: "read_jobs",
-  visits: "read_jobs",
-  clients: "read_clients",
-  properties: "read_clients",
-  invoices: "read_invoices",
-  quotes: "read_quotes",
-  requests: "read_requests",
-  users: "read_users",
-  products: "read_products",
-  productOrServices: "read_products"
-}
 
 const invalidToken = jsonReply(401, { errors: [{ message: "Invalid Token Error", extensions: { code: "UNAUTHENTICATED" } }] })
 
@@ -61,9 +48,11 @@ type Parsed =
   | { readonly _tag: "ParseFailed"; readonly error: unknown }
   | { readonly _tag: "Invalid"; readonly errors: ReadonlyArray<unknown> }
 
-// clients send the same few documents again and again: parse and validate each once
-const documentCache = new Map<string, Parsed>()
+// clients send the same few documents again and again: parse and validate each once per schema (API version)
+const documentCaches = new WeakMap<GraphQLSchema, Map<string, Parsed>>()
 const parseAndValidate = (schema: GraphQLSchema, query: string): Parsed => {
+  let documentCache = documentCaches.get(schema)
+  if (documentCache === undefined) documentCaches.set(schema, (documentCache = new Map()))
   const cached = documentCache.get(query)
   if (cached) return cached
   let result: Parsed
@@ -83,12 +72,7 @@ const parseAndValidate = (schema: GraphQLSchema, query: string): Parsed => {
 }
 
 /** A valid date YYYY-MM-DD (absent is accepted). */
-export const isValidVersion = (v: string): boolean => {
-  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(v)
-  if (!m) return false
-  const d = new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])))
-  return d.getUTCFullYear() === Number(m[1]) && d.getUTCMonth() === Number(m[2]) - 1 && d.getUTCDate() === Number(m[3])
-}
+export const isValidVersion = (v: string): boolean => dateMs(v) !== undefined
 
 export interface GraphqlDeps {
   readonly appsAndAccounts: AppsAndAccounts
@@ -97,8 +81,12 @@ export interface GraphqlDeps {
   readonly clock: VirtualClock
   readonly limits: LimitsBook
   readonly stats: StatsCounter
+  /** The API versions served: the request header picks the schema that answers. */
+  readonly versions: ApiVersions
   /** Webhook subscriptions of apps (the `webhookSubscription*` fields); absent: not served. */
   readonly subscriptions?: { readonly resolvers: (app: App, account: Account) => Record<string, RootResolver> }
+  /** Nodes withheld from pages, `offset` ignored, per app and account (absent: neither). */
+  readonly pagingFaults?: PagingFaults
   /** Runs before each admitted query of an account with its root fields (the churn that moves data under a pager). */
   readonly beforeQuery?: (account: Account, rootFields: ReadonlyArray<string>) => void
 }
@@ -124,10 +112,15 @@ export const handleGraphql = async (deps: GraphqlDeps, headers: IncomingHttpHead
   }
 
   const bucket = limits.bucket(app.appId, account.accountId, now)
+  /** The version answering, once the header is known to be valid: every answer from then on names it. */
+  let served: ServedVersion | undefined
   const withCost = (body: Record<string, unknown>, requested: number, actual: number, status = 200) =>
     jsonReply(status, {
       ...body,
-      extensions: { cost: { requestedQueryCost: requested, actualQueryCost: actual, throttleStatus: bucket.status(clock.nowMs()) } }
+      extensions: {
+        cost: { requestedQueryCost: requested, actualQueryCost: actual, throttleStatus: bucket.status(clock.nowMs()) },
+        ...(served === undefined ? {} : { versioning: { version: served.version, ...(served.warning === undefined ? {} : { warning: served.warning }) } })
+      }
     })
 
   const version = headers[VERSION_HEADER]
@@ -137,13 +130,14 @@ export const handleGraphql = async (deps: GraphqlDeps, headers: IncomingHttpHead
       0, 0, 400
     )
   }
+  served = deps.versions.resolve(typeof version === "string" ? version : undefined)
 
   const body = decodeBody(rawBody)
   if (Either.isLeft(body)) {
     return withCost({ errors: [{ message: "request body must be a JSON object with a string `query` (and optional `variables`, `operationName`)", extensions: { code: "BAD_REQUEST" } }] }, 0, 0, 400)
   }
   const { query, variables, operationName } = body.right
-  const schema = serviceSchema()
+  const schema = served.schema
   const parsed = parseAndValidate(schema, query)
   if (parsed._tag === "ParseFailed") return withCost({ errors: [parsed.error] }, 0, 0)
   if (parsed._tag === "Invalid") return withCost({ errors: parsed.errors }, 0, 0)
@@ -169,8 +163,9 @@ export const handleGraphql = async (deps: GraphqlDeps, headers: IncomingHttpHead
     world: account.world,
     maxPageSize: limits.limitsFor(app.appId, account.accountId).maxPageSize,
     roots: rootResolvers(deps, app, account),
-    scopeOf: (field) => scopeOf[field],
-    scopes: new Set(claims.scope.split(" ").filter(Boolean))
+    scopeOf: (field) => account.world.scopeOf(field),
+    scopes: new Set(claims.scope.split(" ").filter(Boolean)),
+    ...(deps.pagingFaults ? { paging: deps.pagingFaults.for(app.appId, account.accountId) } : {})
   })
   const actual = Math.min(requested, result.cost)
   bucket.deduct(actual, clock.nowMs())

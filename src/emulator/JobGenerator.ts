@@ -1,4 +1,4 @@
-import type { JobRecord } from "./EmulatorAdmin.js"
+import type { ListedRecord } from "./EmulatorAdmin.js"
 import { encodeId, isoSeconds } from "./Ids.js"
 import { hash32, pick, unit } from "./Prng.js"
 
@@ -72,7 +72,7 @@ export const clientIndexOf = (seed: number, index: number, clientCount: number):
   hash32(seed, index, Salt.client) % Math.max(1, clientCount)
 
 /** The full record of one job as the GraphQL endpoint serves it (every scalar field of `Job`). */
-export const generateJob = (ctx: JobSeedContext, index: number, createdMs: number, updatedMs: number): JobRecord => {
+export const generateJob = (ctx: JobSeedContext, index: number, createdMs: number, updatedMs: number): ListedRecord => {
   const { seed } = ctx
   const title = jobTitle(seed, index)
   const status = jobStatus(seed, index)

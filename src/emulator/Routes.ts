@@ -24,6 +24,27 @@ export interface RoutesOptions {
   readonly admin: { readonly path: HttpRouter.PathInput; readonly app: HttpApp.Default<never, Scope.Scope> } | undefined
 }
 
+/**
+ * Why a request to the admin API is refused, or undefined: only a local program may drive it, never a web page the
+ * developer has open. A browser marks a cross-origin request with `Origin`; a page can send `text/plain` (a "simple"
+ * request, no preflight) but not `application/json`; and a page reaching it by DNS rebinding names its own host.
+ */
+export const adminRefusal = (
+  headers: Readonly<Record<string, string | undefined>>,
+  port: string
+): { readonly status: number; readonly error: string; readonly description: string } | undefined => {
+  const host = headers["host"] ?? ""
+  if (![`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`].includes(host.toLowerCase())) {
+    return { status: 403, error: "forbidden_host", description: `the admin API answers requests for 127.0.0.1:${port} or localhost:${port} only` }
+  }
+  if (headers["origin"] !== undefined) return { status: 403, error: "forbidden_origin", description: "the admin API refuses requests from web pages (Origin)" }
+  const contentType = (headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase()
+  if (contentType !== "application/json") {
+    return { status: 415, error: "unsupported_media_type", description: "the admin API takes Content-Type: application/json only" }
+  }
+  return undefined
+}
+
 export const makeRoutes = (options: RoutesOptions): HttpApp.Default<never, Scope.Scope> => {
   const { oauth, admin } = options
   const pages = HttpRouter.empty.pipe(
@@ -36,7 +57,13 @@ export const makeRoutes = (options: RoutesOptions): HttpApp.Default<never, Scope
     admin === undefined
       ? pages
       : pages.pipe(
-          HttpRouter.post(admin.path, admin.app),
+          HttpRouter.post(
+            admin.path,
+            Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+              const refused = adminRefusal(request.headers, new URL(options.baseUrl).port)
+              return refused === undefined ? admin.app : Effect.succeed(respond(jsonReply(refused.status, { error: refused.error, error_description: refused.description })))
+            })
+          ),
           HttpRouter.get(admin.path, Effect.succeed(respond(jsonReply(405, { error: "method_not_allowed", error_description: `${admin.path} accepts POST only` }))))
         )
   return withAdmin.pipe(

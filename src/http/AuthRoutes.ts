@@ -22,12 +22,13 @@ export const clientAddress = (request: HttpServerRequest.HttpServerRequest, trus
 }
 
 /** Anonymous routes take one request of the client address's budget (OAUTH_RATE_LIMIT a minute) first. */
-const rateLimited = <A, E, R>(handler: Effect.Effect<A, E, R>) =>
+const rateLimited = <A, E, R>(handler: (address: string) => Effect.Effect<A, E, R>) =>
   Effect.gen(function* () {
     const request = yield* HttpServerRequest.HttpServerRequest
     const limits = yield* AnonymousLimits
-    const taken = yield* Effect.either(limits.take(clientAddress(request, limits.settings.trustForwardedFor)))
-    if (Either.isRight(taken)) return yield* handler
+    const address = clientAddress(request, limits.settings.trustForwardedFor)
+    const taken = yield* Effect.either(limits.take(address))
+    if (Either.isRight(taken)) return yield* handler(address)
     yield* Effect.logWarning(`oauth route refused: ${taken.left.message}`)
     return page(429, "Too many requests", "Too many connection attempts from your address; please wait a minute and try again.", {
       "retry-after": String(Math.max(1, Math.ceil(Duration.toSeconds(taken.left.retryAfter))))
@@ -35,20 +36,27 @@ const rateLimited = <A, E, R>(handler: Effect.Effect<A, E, R>) =>
   })
 
 /** `GET /oauth/start`: a fresh flow (PKCE unless the app opted out: SERVICE_PKCE), kept in the database, and a redirect to the service. */
-const start = Effect.gen(function* () {
-  const flow = yield* OAuthFlow
-  const url = yield* flow.beginStored()
-  return HttpServerResponse.redirect(url, { status: 302, headers: { "cache-control": "no-store", "referrer-policy": "no-referrer" } })
-}).pipe(
-  Effect.catchTag("PendingFlowsFull", (e) =>
-    Effect.logWarning(`oauth start refused: ${e.message}`).pipe(
-      Effect.as(page(503, "Try again later", "Too many connections are being started right now; please try again in a few minutes.", { "retry-after": "60" }))
+const start = (address: string) =>
+  Effect.gen(function* () {
+    const flow = yield* OAuthFlow
+    const url = yield* flow.beginStored(address)
+    return HttpServerResponse.redirect(url, { status: 302, headers: { "cache-control": "no-store", "referrer-policy": "no-referrer" } })
+  }).pipe(
+    Effect.catchTag("PendingFlowsFull", (e) =>
+      Effect.logWarning(`oauth start refused: ${e.message}`).pipe(
+        Effect.as(
+          e.address === undefined
+            ? page(503, "Try again later", "Too many connections are being started right now; please try again in a few minutes.", { "retry-after": "60" })
+            : page(429, "Too many requests", "Too many connections were started from your address; finish one, or try again in a few minutes.", {
+                "retry-after": "60"
+              })
+        )
+      )
+    ),
+    Effect.catchAll((error) =>
+      Effect.logError("oauth start failed", error).pipe(Effect.as(page(500, "Cannot start", "The connection could not be started; see the server log.")))
     )
-  ),
-  Effect.catchAll((error) =>
-    Effect.logError("oauth start failed", error).pipe(Effect.as(page(500, "Cannot start", "The connection could not be started; see the server log.")))
   )
-)
 
 const callbackFailure = (error: AuthorizationError | { readonly _tag: "SqlError" }) => {
   switch (error._tag) {
@@ -138,7 +146,7 @@ export const callbackPath = "/oauth/callback"
 export const publicRouter = HttpRouter.empty.pipe(
   HttpRouter.get("/healthz", HttpServerResponse.text("ok\n")),
   HttpRouter.get("/oauth/start", rateLimited(start)),
-  HttpRouter.get(callbackPath, rateLimited(callback)),
+  HttpRouter.get(callbackPath, rateLimited(() => callback)),
   HttpRouter.post("/webhooks", webhooks)
 )
 
@@ -154,4 +162,4 @@ export const authRouter = publicRouter.pipe(HttpRouter.get("/readyz", readyz), H
 
 /** The same callback handler under another path (the path of SERVICE_REDIRECT_URI when it differs). */
 export const withCallbackAt = (path: string) => <E, R>(router: HttpRouter.HttpRouter<E, R>) =>
-  path === callbackPath ? router : router.pipe(HttpRouter.get(path as `/${string}`, rateLimited(callback)))
+  path === callbackPath ? router : router.pipe(HttpRouter.get(path as `/${string}`, rateLimited(() => callback)))

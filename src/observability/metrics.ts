@@ -32,6 +32,10 @@ export const tokenRefreshFailures = Metric.counter("account_sync_token_refresh_f
   description: "Refresh attempts that failed (refused, misconfigured or unavailable)",
   incremental: true
 })
+export const sweepsSkipped = Metric.counter("account_sync_sweeps_skipped_total", {
+  description: "Full passes that marked nothing deleted because the listing their sweep needed was incomplete",
+  incremental: true
+})
 export const runsFinished = Metric.counter("account_sync_runs_total", {
   description: "Sync runs by outcome",
   incremental: true
@@ -62,6 +66,38 @@ export const eventQueueDepth = Metric.gauge("account_sync_event_queue_depth", {
   description: "Change events waiting to be applied, per account"
 })
 
+export const apiVersionWarnings = Metric.counter("account_sync_api_version_warnings_total", {
+  description: "Answers of the service that carried a deprecation warning about their API version (extensions.versioning.warning), by version",
+  incremental: true
+})
+
 /** Tags a metric update with the account (and, for runs, the outcome). */
 export const forAccount = <Type, In, Out>(metric: Metric.Metric<Type, In, Out>, accountId: string) =>
   Metric.tagged(metric, "account_id", accountId)
+
+// the job queue (workers): tagged by job kind; `worker` tags which process did the work
+export const queueJobs = Metric.gauge("account_sync_queue_jobs", {
+  description: "Jobs of the account queue by kind and state (created, retry, active, failed), as the database holds them"
+})
+export const jobDueToStartSeconds = Metric.histogram(
+  "account_sync_job_due_to_start_seconds",
+  MetricBoundaries.fromIterable([0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300, 900, 3600]),
+  "Seconds from when a job's work became due to when a worker started it, by kind"
+)
+export const jobDurationSeconds = Metric.histogram(
+  "account_sync_job_duration_seconds",
+  MetricBoundaries.fromIterable([0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 120, 300, 600]),
+  "Seconds a job's work ran on its worker, by kind"
+)
+export const jobsFinished = Metric.counter("account_sync_jobs_total", {
+  description: "Jobs a worker finished, by kind and outcome (done, sliced: a follow-up carries on, later, failed, lost, handed-back)",
+  incremental: true
+})
+export const jobRetries = Metric.counter("account_sync_job_retries_total", {
+  description: "Jobs claimed again after a failed attempt, by kind",
+  incremental: true
+})
+export const jobFailovers = Metric.counter("account_sync_job_failovers_total", {
+  description: "Jobs claimed again after the worker that held them stopped beating (crashed or cut off), by kind",
+  incremental: true
+})

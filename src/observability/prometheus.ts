@@ -113,12 +113,20 @@ export class MetricsOfOtherThreads extends Context.Tag("account-sync/MetricsOfOt
   { readonly current: Effect.Effect<ReadonlyArray<PromMetric>> }
 >() {}
 
-/** The current values of every metric of this process (this thread's and the others'), as Prometheus text. */
+/** Gauges of the installation's state (staleness, connections, API version), read from the database when asked. */
+export class MetricsOfState extends Context.Tag("account-sync/MetricsOfState")<
+  MetricsOfState,
+  { readonly current: Effect.Effect<ReadonlyArray<PromMetric>> }
+>() {}
+
+/** The current values of every metric of this process (this thread's and the others'), and of the state, as Prometheus text. */
 export const prometheusText = Effect.gen(function* () {
   const own = yield* ownMetrics
   const others = yield* Effect.serviceOption(MetricsOfOtherThreads)
   const theirs = Option.isSome(others) ? yield* others.value.current : []
-  return yield* Effect.promise(() => renderPrometheus(theirs.length > 0 ? [own, theirs] : [own]))
+  const stateSource = yield* Effect.serviceOption(MetricsOfState)
+  const state = Option.isSome(stateSource) ? yield* stateSource.value.current : []
+  return yield* Effect.promise(() => renderPrometheus([own, ...[theirs, state].filter((m) => m.length > 0)]))
 })
 
 /** Writes the metrics atomically (temp file + rename), as the node_exporter textfile collector expects. */

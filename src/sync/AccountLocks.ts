@@ -1,6 +1,7 @@
-import { SqlClient, type SqlConnection, type SqlError } from "@effect/sql"
-import { Context, Effect, Layer, Option, Schema, Scope, SynchronizedRef } from "effect"
+import { SqlClient, type SqlConnection, type SqlError, type Statement } from "@effect/sql"
+import { Context, Effect, FiberRef, Layer, Option, Ref, Schema, Scope, SynchronizedRef } from "effect"
 import { isConnectionLost, retryOnConnectionLoss } from "../db/connectionRetry.js"
+import { DatabaseTopology } from "../db/Database.js"
 
 /**
  * The two-int advisory lock key of an account ($1). Advisory locks are database-wide: the schema is part of the key,
@@ -8,12 +9,46 @@ import { isConnectionLost, retryOnConnectionLoss } from "../db/connectionRetry.j
  */
 export const accountLockKey = "hashtext('account-sync:' || current_schema()), hashtext($1)"
 
-const LockedRow = Schema.Struct({ locked: Schema.Boolean })
+const LockedRow = Schema.Struct({ locked: Schema.Boolean, pid: Schema.Number, started: Schema.NullOr(Schema.String) })
 const decodeLocked = Schema.decodeUnknown(Schema.Array(LockedRow))
+
+/** The database session that holds an account's lock: its backend's pid and start (a pid alone may be reused). */
+export interface LockSession {
+  readonly pid: number
+  readonly backendStart: string
+}
+
+/**
+ * An account's lock as this fiber's work holds it. The landing checks, in each page's own transaction, that the
+ * session still holds it; when that session died (terminated, idle_session_timeout, a dropped connection) the lock
+ * is taken again on a new one if no other process took it meanwhile, else the run stops writing the account.
+ */
+export interface AccountLease {
+  readonly accountId: string
+  /** The session holding the lock now. */
+  readonly session: Effect.Effect<LockSession>
+  /** Takes the lost lock again on a live session: false when another process holds it now. */
+  readonly retake: Effect.Effect<boolean, SqlError.SqlError>
+}
+
+/**
+ * Whether `session` still holds the account's lock (an SQL condition, true or false): the lock in pg_locks, granted,
+ * on that backend, started when the lock was taken.
+ */
+export const leaseHeld = (sql: SqlClient.SqlClient, accountId: string, session: LockSession): Statement.Fragment =>
+  sql`EXISTS (SELECT 1 FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+    WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2 AND l.pid = ${session.pid}
+      AND a.backend_start = ${session.backendStart}::timestamptz
+      AND l.classid = hashtext('account-sync:' || current_schema())::oid AND l.objid = hashtext(${accountId})::oid)`
+
+/** The lease of the account whose lock this fiber (and the fibers it forks) took; none outside a lock. */
+export const currentAccountLease: FiberRef.FiberRef<Option.Option<AccountLease>> = FiberRef.unsafeMake(Option.none())
 
 /**
  * Whoever writes an account's rows (a sync run, the webhook consumer) holds its lock, so no account is written by
  * two processes at once. `lock` holds the account until the caller's scope closes; false when another holds it.
+ * While held, the caller's fiber carries the lease (currentAccountLease), which the landing checks page by page: a
+ * lock lost with its session is taken again, or the writing stops before another process can write.
  */
 export class AccountLocks extends Context.Tag("account-sync/AccountLocks")<
   AccountLocks,
@@ -30,6 +65,8 @@ export const AccountLocksLive = Layer.scoped(
   AccountLocks,
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
+    // the embedded database is one session: its locks exclude nothing, and there is no other session to lose them to
+    const { singleSession } = yield* DatabaseTopology
     const scope = yield* Effect.scope
     const current = yield* SynchronizedRef.make<Option.Option<SqlConnection.Connection>>(Option.none())
     // one statement at a time on the shared session (a pg client must not be given overlapping queries)
@@ -37,7 +74,15 @@ export const AccountLocksLive = Layer.scoped(
     const session = SynchronizedRef.modifyEffect(current, (held) =>
       Option.isSome(held)
         ? Effect.succeed([held.value, held] as const)
-        : Effect.map(Scope.extend(sql.reserve, scope), (connection) => [connection, Option.some(connection)] as const)
+        : Scope.extend(sql.reserve, scope).pipe(
+            // the session sits idle between lock and unlock: a server's idle_session_timeout (Postgres 14+) must not end it
+            Effect.tap((connection) =>
+              singleSession
+                ? Effect.void
+                : connection.execute("SELECT set_config('idle_session_timeout', '0', false) WHERE current_setting('server_version_num')::int >= 140000", [], undefined)
+            ),
+            Effect.map((connection) => [connection, Option.some(connection)] as const)
+          )
     )
     const execute = (statement: string, accountId: string) =>
       Effect.flatMap(session, (connection) => connection.execute(statement, [accountId], undefined)).pipe(
@@ -45,17 +90,33 @@ export const AccountLocksLive = Layer.scoped(
         Effect.tapError((e) => (isConnectionLost(e) ? SynchronizedRef.set(current, Option.none()) : Effect.void))
       )
     const tryLock = (accountId: string) =>
-      execute(`SELECT pg_try_advisory_lock(${accountLockKey}) AS locked`, accountId).pipe(
+      execute(
+        `SELECT pg_try_advisory_lock(${accountLockKey}) AS locked, pg_backend_pid() AS pid,
+          (SELECT backend_start::text FROM pg_stat_activity WHERE pid = pg_backend_pid()) AS started`,
+        accountId
+      ).pipe(
         Effect.flatMap((rows) => Effect.orDie(decodeLocked(rows))),
-        Effect.map((rows) => rows[0]?.locked === true),
+        Effect.map((rows) => rows[0]),
         retryOnConnectionLoss
       )
     return AccountLocks.of({
       lock: (accountId) =>
         Effect.gen(function* () {
-          const locked = yield* tryLock(accountId)
-          if (locked) yield* Effect.addFinalizer(() => execute(`SELECT pg_advisory_unlock(${accountLockKey})`, accountId).pipe(Effect.ignore))
-          return locked
+          const row = yield* tryLock(accountId)
+          if (row?.locked !== true) return false
+          yield* Effect.addFinalizer(() => execute(`SELECT pg_advisory_unlock(${accountLockKey})`, accountId).pipe(Effect.ignore))
+          if (!singleSession && row.started !== null) {
+            const holder = yield* Ref.make<LockSession>({ pid: row.pid, backendStart: row.started })
+            const retake = Effect.gen(function* () {
+              const again = yield* tryLock(accountId)
+              if (again?.locked !== true || again.started === null) return false
+              yield* Ref.set(holder, { pid: again.pid, backendStart: again.started })
+              yield* Effect.logWarning("the session holding the account's lock was lost; the lock was taken again on a new one")
+              return true
+            })
+            yield* Effect.locallyScoped(currentAccountLease, Option.some({ accountId, session: Ref.get(holder), retake }))
+          }
+          return true
         })
     })
   })

@@ -35,6 +35,14 @@ const toCheckpoint = (r: typeof CheckpointRow.Type): Checkpoint => ({
 
 const CountRow = Schema.Struct({ n: Schema.Number })
 
+/** What a full pass could say about deletions (`status` shows it). */
+export interface DeletionsCheck {
+  /** Why the pass marked nothing deleted (its listing was incomplete); null when it checked deletions. */
+  readonly unchecked: string | null
+  /** Rows the service counts but did not list (it withholds them), by the pass's complete listing; null when not listed. */
+  readonly withheld: number | null
+}
+
 export interface BegunPass {
   /** A full pass in progress was picked up where its last committed page left it. */
   readonly resumed: boolean
@@ -49,6 +57,8 @@ export class Checkpoints extends Context.Tag("account-sync/Checkpoints")<
   Checkpoints,
   {
     readonly read: (accountId: string, stream: string) => Effect.Effect<Option.Option<Checkpoint>, SqlError.SqlError>
+    /** Every account's checkpoints, by account and stream (the schedule reads when each account is due). */
+    readonly all: () => Effect.Effect<ReadonlyMap<string, ReadonlyMap<string, Checkpoint>>, SqlError.SqlError>
     /**
      * Starts a pass, or resumes the full pass in progress (unless `restart`). Starting a full pass forgets the ids a
      * previous unfinished one had seen; it records the ids it sees only when the account has live rows in the
@@ -68,13 +78,36 @@ export class Checkpoints extends Context.Tag("account-sync/Checkpoints")<
     readonly recordSeen: (accountId: string, stream: string, ids: ReadonlyArray<string>) => Effect.Effect<void, SqlError.SqlError>
     /**
      * The end of a pass, inside the transaction that ends it: an incremental pass moves the mark (never past its own
-     * start); a full pass forgets its seen ids and records when it started as the last full pass.
+     * start); a full pass forgets its seen ids and records when it started as the last full pass, and what it could
+     * say about deletions.
      */
-    readonly finish: (accountId: string, stream: string, kind: PassKind, highWaterMark: string | null) => Effect.Effect<void, SqlError.SqlError>
+    readonly finish: (
+      accountId: string,
+      stream: string,
+      kind: PassKind,
+      highWaterMark: string | null,
+      deletions?: DeletionsCheck
+    ) => Effect.Effect<void, SqlError.SqlError>
     /** The stream's next `sync` runs a full pass (a change event named a record it could not read otherwise). */
     readonly requestFullPass: (accountId: string, stream: string) => Effect.Effect<void, SqlError.SqlError>
+    /**
+     * The stream's data is known current as of `at` (its change events were applied, the records read at `at`): the
+     * time only moves forward. A pass's end moves it too (`finish`: to the pass's start).
+     */
+    readonly markCurrent: (accountId: string, stream: string, at: Date) => Effect.Effect<void, SqlError.SqlError>
+    /** Every account's streams with when their data was last known current (null: no pass finished, no event applied). */
+    readonly currentAsOf: () => Effect.Effect<ReadonlyArray<DataCurrent>, SqlError.SqlError>
   }
 >() {}
+
+/** When one stream's data of one account was last known current. */
+export interface DataCurrent {
+  readonly accountId: string
+  readonly stream: string
+  readonly at: Date | null
+}
+
+const DataCurrentRow = Schema.Struct({ account_id: Schema.String, stream: Schema.String, data_current_at: Schema.NullOr(Schema.DateFromSelf) })
 
 export const CheckpointsLive = Layer.effect(
   Checkpoints,
@@ -88,6 +121,24 @@ export const CheckpointsLive = Layer.effect(
           full_pass_requested_at, last_incremental_pass_at
         FROM sync_checkpoints WHERE account_id = ${accountId} AND stream = ${stream}`
     })
+    const findAll = SqlSchema.findAll({
+      Request: Schema.Void,
+      Result: Schema.extend(CheckpointRow, Schema.Struct({ account_id: Schema.String, stream: Schema.String })),
+      execute: () => sql`
+        SELECT account_id, stream, pass_kind, partition, position, anchors, shifted, tracks_seen, pass_started_at, high_water_mark,
+          last_full_pass_at, full_pass_requested_at, last_incremental_pass_at
+        FROM sync_checkpoints`
+    })
+    const all = () =>
+      Effect.map(rowsOrDie(findAll(undefined)), (rows) => {
+        const byAccount = new Map<string, Map<string, Checkpoint>>()
+        for (const r of rows) {
+          const streams = byAccount.get(r.account_id) ?? new Map<string, Checkpoint>()
+          streams.set(r.stream, toCheckpoint(r))
+          byAccount.set(r.account_id, streams)
+        }
+        return byAccount as ReadonlyMap<string, ReadonlyMap<string, Checkpoint>>
+      })
     const readOnce = (accountId: string, stream: string) => Effect.map(rowsOrDie(find({ accountId, stream })), Option.map(toCheckpoint))
     const countSeen = SqlSchema.single({
       Request: Schema.Struct({ accountId: Schema.String, stream: Schema.String, table: Schema.String }),
@@ -123,25 +174,33 @@ export const CheckpointsLive = Layer.effect(
     const seenCount = (accountId: string, stream: AnyStream) =>
       Effect.map(rowsOrDie(countSeen({ accountId, stream: stream.name, table: stream.table })), (row) => row.n)
 
-    const finish = (accountId: string, stream: string, kind: PassKind, highWaterMark: string | null) =>
+    const finish = (accountId: string, stream: string, kind: PassKind, highWaterMark: string | null, deletions?: DeletionsCheck) =>
       kind === "incremental"
         ? Effect.asVoid(sql`
             UPDATE sync_checkpoints SET pass_kind = NULL, position = NULL, anchors = NULL, shifted = false,
               high_water_mark = GREATEST(high_water_mark, LEAST(${highWaterMark}::timestamptz, pass_started_at)),
-              last_incremental_pass_at = pass_started_at, updated_at = now()
+              last_incremental_pass_at = pass_started_at, data_current_at = GREATEST(data_current_at, pass_started_at), updated_at = now()
             WHERE account_id = ${accountId} AND stream = ${stream}`)
         : Effect.zipRight(
             sql`DELETE FROM sync_pass_seen WHERE account_id = ${accountId} AND stream = ${stream}`,
             Effect.asVoid(sql`
               UPDATE sync_checkpoints SET pass_kind = NULL, position = NULL, anchors = NULL, shifted = false,
-                last_full_pass_at = pass_started_at, updated_at = now()
+                last_full_pass_at = pass_started_at, data_current_at = GREATEST(data_current_at, pass_started_at),
+                deletions_unchecked = ${deletions?.unchecked ?? null}, rows_withheld = ${deletions?.withheld ?? null}, updated_at = now()
               WHERE account_id = ${accountId} AND stream = ${stream}`)
           )
+
+    const listCurrent = SqlSchema.findAll({
+      Request: Schema.Void,
+      Result: DataCurrentRow,
+      execute: () => sql`SELECT account_id, stream, data_current_at FROM sync_checkpoints ORDER BY account_id, stream`
+    })
 
     return Checkpoints.of({
       // each a statement or a transaction of its own: harmless to repeat on a new session
       ...retryingOnConnectionLoss({
         read: (accountId: string, stream: string) => readOnce(accountId, stream),
+        all,
         begin: (accountId: string, stream: AnyStream, kind: PassKind, options?: { readonly restart?: boolean }) => begin(accountId, stream, kind, options),
         seenCount,
         restartSeen: (accountId: string, stream: string) =>
@@ -159,8 +218,15 @@ export const CheckpointsLive = Layer.effect(
         requestFullPass: (accountId: string, stream: string) =>
           Effect.asVoid(sql`
             INSERT INTO sync_checkpoints (account_id, stream, full_pass_requested_at) VALUES (${accountId}, ${stream}, now())
-            ON CONFLICT (account_id, stream) DO UPDATE SET full_pass_requested_at = now(), updated_at = now()`)
+            ON CONFLICT (account_id, stream) DO UPDATE SET full_pass_requested_at = now(), updated_at = now()`),
+        currentAsOf: () =>
+          Effect.map(rowsOrDie(listCurrent(undefined)), (rows) => rows.map((r) => ({ accountId: r.account_id, stream: r.stream, at: r.data_current_at })))
       }),
+      // inside the transaction that applies the events
+      markCurrent: (accountId: string, stream: string, at: Date) =>
+        Effect.asVoid(sql`
+          INSERT INTO sync_checkpoints (account_id, stream, data_current_at) VALUES (${accountId}, ${stream}, ${at})
+          ON CONFLICT (account_id, stream) DO UPDATE SET data_current_at = GREATEST(sync_checkpoints.data_current_at, EXCLUDED.data_current_at)`),
       // inside the transaction that ends the pass: that transaction is retried whole
       finish
     })

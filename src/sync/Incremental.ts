@@ -42,7 +42,8 @@ export const newestFirst = (variables: Variables): Incremental => ({
   plan: (since) =>
     Option.some({
       variables,
-      endsAfter: (page) => page.updatedAtMs.every((t) => t < since.getTime())
+      // a page with no row (every row of it left out by the service) says nothing about where the mark is
+      endsAfter: (page) => page.updatedAtMs.length > 0 && page.updatedAtMs.every((t) => t < since.getTime())
     })
 })
 

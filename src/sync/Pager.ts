@@ -1,37 +1,28 @@
 import { type Cause, Clock, Context, Effect, Layer, Option, ParseResult, Queue, Schema, Stream } from "effect"
-import type { DocumentNode } from "graphql"
+import { estimateQueryCost } from "../api/costEstimate.js"
 import { CostBudget } from "../api/CostBudget.js"
 import type { ServiceError } from "../api/errors.js"
 import { type AccountCredentials, ServiceClient } from "../api/ServiceClient.js"
-import { joinPage, nextOffset, RecentIds, stepBack } from "./Continuation.js"
-import { ConnectionShapeInvalid, NodeSchemaMismatch } from "./errors.js"
+import { type Answer, barrenPagesLimit, describePlace, type Place, reaskLimit, RecentIds, Walk } from "./Continuation.js"
+import { ConnectionShapeInvalid, type NodeSchemaMismatch, PagingStuck } from "./errors.js"
 import { mergeVariables, type Page, type ReceivedNode, type Variables } from "./model.js"
-import { nodeGuard } from "./nodeGuard.js"
-import { type AnyStream, type ChildDefinition, CustomFieldNode } from "./streams/Stream.js"
+import { at, pageChecks } from "./pageNodes.js"
+import { pageSize } from "./pageSize.js"
+import type { AnyStream, ChildDefinition, Paging } from "./streams/Stream.js"
 
-const ConnectionSchema = Schema.Struct({ nodes: Schema.Array(Schema.Unknown) })
-const decodeConnection = Schema.decodeUnknownEither(ConnectionSchema)
-const IdNode = Schema.Struct({ id: Schema.NonEmptyString })
 const CountSchema = Schema.Struct({ totalCount: Schema.Number })
-const isCustomField = Schema.is(CustomFieldNode)
 
-const at = (data: unknown, path: ReadonlyArray<string>): unknown =>
-  path.reduce<unknown>((v, key) => (v !== null && typeof v === "object" ? (v as Record<string, unknown>)[key] : undefined), data)
-
-export type PagerError = ServiceError | ConnectionShapeInvalid | NodeSchemaMismatch
+export type PagerError = ServiceError | ConnectionShapeInvalid | NodeSchemaMismatch | PagingStuck
 
 /** How many landed ids a pass keeps to join pages on: far more than any page, so a shift is followed, not guessed. */
 const recentCapacity = 2000
-
-/** The fewest parents a page should carry: below it, children are asked fewer per parent (and followed up). */
-const minParentsPerPage = 10
 
 export interface PagesRequest<E> {
   readonly credentials: AccountCredentials<E>
   readonly stream: AnyStream
   /** The pass's order and filter. */
   readonly variables: Variables
-  /** Resuming: the partition and the rows of it already landed by the pass, and the ids of its last page. */
+  /** Resuming: the partition and the positions of it already paged by the pass, and the ids of its last page. */
   readonly partition?: number
   readonly position?: number
   readonly anchors?: ReadonlyArray<string>
@@ -46,13 +37,11 @@ export class Pager extends Context.Tag("account-sync/Pager")<
   Pager,
   {
     /**
-     * The pages of one stream's connection for one account (each partition in turn), from `position`, each asked
-     * one row before where the last ended and joined on a row already landed (a page that does not join is asked
-     * again further back), always passing `first` (sized by the account's CostBudget, with each child connection's
-     * inner page). A parent with more children than the inner page gets the rest in follow-up queries before its page
-     * is given out: no child is cut off. Each node (and child) is checked against its Schema (a compiled guard;
-     * Schema's decoder for the error); the first that fails ends the stream with the account, stream, field and
-     * position.
+     * The pages of one stream's connection for one account (each partition in turn, each to the service's
+     * `hasNextPage: false`), from `position`, each asked a little before where the last ended and joined on a row
+     * already landed (see Continuation), always passing `first` (sized by the account's CostBudget, with each child
+     * connection's inner page). A parent whose child connection says more follow gets the rest in follow-up queries
+     * before its page is given out: no child is cut off. Every node and child is checked (pageNodes).
      */
     readonly pages: <E>(request: PagesRequest<E>) => Stream.Stream<Page, PagerError | E>
     /** How many rows the connection holds (every partition) in `variables`' filter; and what the count cost. */
@@ -67,6 +56,16 @@ export class Pager extends Context.Tag("account-sync/Pager")<
 /** The list moved while a parent's children were followed up: its page is asked again. */
 class ParentMoved {
   readonly _tag = "ParentMoved"
+  /** Points spent on the page and its follow-ups so far. */
+  constructor(readonly costPoints: number) {}
+}
+
+/** One ask of a page: its nodes checked (their children followed up in full), what the walk needs, its cost. */
+interface Fetched extends Answer {
+  readonly nodes: ReadonlyArray<ReceivedNode>
+  readonly body: string | undefined
+  readonly costPoints: number
+  readonly fetchedAtMs: number
 }
 
 export const PagerLive = Layer.effect(
@@ -74,189 +73,203 @@ export const PagerLive = Layer.effect(
   Effect.gen(function* () {
     const client = yield* ServiceClient
     const budget = yield* CostBudget
-    const guards = new WeakMap<object, (value: unknown) => boolean>()
-    const guardOf = (key: object, schema: Schema.Schema<any, any>) => {
-      let guard = guards.get(key)
-      if (guard === undefined) guards.set(key, (guard = nodeGuard(schema)))
-      return guard
-    }
+    /** Streams of accounts whose service ignores `offset` (found by a pass): paged after cursors from then on. */
+    const ignoresOffset = new Set<string>()
 
     const pages = <E>(request: PagesRequest<E>) => {
       const { credentials, stream } = request
       const { accountId } = credentials
       const listing = request.select === "ids"
-      const document: DocumentNode = listing ? stream.idsDocument : stream.document
       const children = listing ? [] : stream.children
-      const isNode = listing ? Schema.is(IdNode) : guardOf(stream, stream.node)
-      // a decoded node is the node Schema's fields only: its line items and custom fields travel on from the raw node
-      const nested = [...children.map((c) => c.field), ...(stream.customFields !== undefined && !listing ? ["customFields"] : [])]
-      const withNested = (decoded: object, raw: unknown): object => {
-        if (nested.length === 0) return decoded
-        const out: Record<string, unknown> = { ...decoded }
-        for (const field of nested) if (field in (raw as Record<string, unknown>)) out[field] = (raw as Record<string, unknown>)[field]
-        return out
-      }
-      const decodeNode = Schema.decodeUnknownEither(listing ? IdNode : stream.node, { errors: "first", onExcessProperty: "ignore" })
+      const checks = pageChecks(accountId, stream, listing)
+      const documentOf = (paging: Paging) => (listing ? stream.documents[paging].ids : stream.documents[paging].page)
       const partitions = stream.partitions
       const largestPage = request.atMost === undefined ? stream.maxPageSize : Math.max(1, Math.min(stream.maxPageSize, request.atMost))
       const listEnds = (position: number) => request.atMost !== undefined && position >= request.atMost
       const variablesOf = (partition: number): Variables => mergeVariables(request.variables, partitions[partition]!)
+      const placeVariables = (place: Place) => (place._tag === "Offset" ? { offset: place.offset } : { after: place.after })
+      const key = `${accountId}\u0000${stream.name}`
 
-      const mismatch = (position: number, issue: ParseResult.ParseError, raw: unknown, prefix: string) => {
-        const first = ParseResult.ArrayFormatter.formatErrorSync(issue)[0]
-        const id = raw !== null && typeof raw === "object" ? (raw as { id?: unknown }).id : undefined
-        return new NodeSchemaMismatch({
-          accountId,
-          stream: stream.name,
-          field: `${prefix}${first?.path.map(String).join(".") || "(node)"}`,
-          position,
-          nodeId: typeof id === "string" ? id : undefined,
-          detail: first?.message ?? "does not match the schema"
-        })
-      }
-
-      /** The child nodes at `raw[child.field].nodes`, each checked against the child's Schema. */
-      const childNodes = (raw: unknown, child: ChildDefinition, position: number) =>
+      /**
+       * The rest of one parent's children. The parent is the `index`-th node of a page of `first` positions that held
+       * `held` nodes: it is among the `first - held + 1` positions from its index (rows before it may have been left
+       * out), so those are asked again and it is found by id; its children from `from` (the positions the page paged).
+       */
+      const followUp = (partition: number, page: { readonly place: Place; readonly first: number; readonly held: number; readonly cursors: ReadonlyArray<string> | undefined }, index: number, parentId: string, child: ChildDefinition, from: number) =>
         Effect.gen(function* () {
-          const connection = decodeConnection((raw as Record<string, unknown>)[child.field])
-          if (connection._tag === "Left") {
-            return yield* new ConnectionShapeInvalid({ accountId, stream: stream.name, position, detail: `${child.field}: ${ParseResult.TreeFormatter.formatErrorSync(connection.left)}` })
-          }
-          const isChild = guardOf(child, child.node)
-          for (const node of connection.right.nodes) {
-            if (isChild(node)) continue
-            const decoded = Schema.decodeUnknownEither(child.node, { errors: "first", onExcessProperty: "ignore" })(node)
-            if (decoded._tag === "Left") return yield* mismatch(position, decoded.left, node, `${child.field}.`)
-          }
-          return connection.right.nodes
-        })
-
-      /** The page size and each child's inner page: as many parents as a full bucket holds, children halved if too few. */
-      const sizeOf = (variablesFor: (first: number, inner: ReadonlyMap<ChildDefinition, number>) => Variables) =>
-        Effect.gen(function* () {
-          const inner = new Map(children.map((c) => [c, c.innerPage] as const))
-          for (;;) {
-            const first = yield* budget.pageSize(accountId, document, (n) => variablesFor(n, inner), largestPage)
-            const shrinkable = [...inner].filter(([, k]) => k > 1)
-            if (first >= Math.min(minParentsPerPage, stream.maxPageSize) || shrinkable.length === 0) return { first, inner }
-            for (const [child, k] of shrinkable) inner.set(child, Math.max(1, Math.floor(k / 2)))
-          }
-        })
-
-      /** The rest of one parent's children: the parent asked again alone, its children from `got` on. */
-      const followUp = (partition: number, offset: number, parentId: string, child: ChildDefinition, got: number) =>
-        Effect.gen(function* () {
+          const window = page.first - page.held + 1
+          const parentAt: Place =
+            page.place._tag === "Offset"
+              ? { _tag: "Offset", offset: page.place.offset + index }
+              : { _tag: "After", after: index === 0 ? page.place.after : (page.cursors?.[index - 1] ?? null) }
+          const document = child.followUp[page.place._tag === "Offset" ? "offset" : "after"]
           const more: Array<unknown> = []
           let costPoints = 0
-          for (let childOffset = got; ; ) {
-            const variablesFor = (childFirst: number) => ({ ...variablesOf(partition), first: 1, offset, childFirst, childOffset })
-            const childFirst = yield* budget.pageSize(accountId, child.followUpDocument, variablesFor, stream.maxPageSize)
-            const result = yield* client.execute(credentials, child.followUpDocument, variablesFor(childFirst))
+          let barren = 0
+          for (let childOffset = from; ; ) {
+            const variablesFor = (childFirst: number) => ({ ...variablesOf(partition), first: window, ...placeVariables(parentAt), childFirst, childOffset })
+            const childFirst = yield* budget.pageSize(accountId, document, variablesFor, stream.maxPageSize)
+            const result = yield* client.execute(credentials, document, variablesFor(childFirst))
             costPoints += result.cost?.actualQueryCost ?? 0
-            const connection = decodeConnection(at(result.data, stream.connectionPath))
-            const parent = connection._tag === "Right" ? connection.right.nodes[0] : undefined
-            if (parent === undefined || (parent as { id?: unknown }).id !== parentId) return yield* Effect.fail(new ParentMoved())
-            const nodes = yield* childNodes(parent, child, offset)
-            more.push(...nodes)
-            childOffset += nodes.length
-            if (nodes.length < childFirst) return { more, costPoints }
+            const parents = yield* checks.connection(at(result.data, stream.connectionPath), page.place._tag === "Offset" ? page.place.offset : 0)
+            const parent = parents.nodes.find((n) => (n as { id?: unknown } | null)?.id === parentId)
+            if (parent === undefined) return yield* Effect.fail(new ParentMoved(costPoints))
+            const got = yield* checks.children(parent, child, childOffset)
+            more.push(...got.nodes)
+            if (!got.hasNextPage) return { more, costPoints }
+            barren = got.nodes.length === 0 ? barren + 1 : 0
+            if (barren > barrenPagesLimit) {
+              return yield* new PagingStuck({
+                accountId,
+                stream: stream.name,
+                at: `${child.field} of ${parentId}, offset ${childOffset}`,
+                detail: `${barren} pages of ${child.field} in a row held nothing while the service said more follow`
+              })
+            }
+            childOffset += childFirst
           }
         })
 
-      /** One page as received: its nodes (and their children, followed up in full) checked, its cost. */
-      const fetch = (partition: number, offset: number) =>
+      /** One ask of a page at `place`: its nodes checked, their children followed up in full, its cost. */
+      const fetch = (partition: number, place: Place, first: number, inner: ReadonlyMap<ChildDefinition, number>, position: number) =>
         Effect.gen(function* () {
-          const variablesFor = (first: number, inner: ReadonlyMap<ChildDefinition, number>) => {
-            const v: Record<string, unknown> = { ...variablesOf(partition), first, offset }
-            for (const [child, k] of inner) v[child.firstVariable] = k
-            return v
-          }
-          const { first, inner } = yield* sizeOf(variablesFor)
+          const document = documentOf(place._tag === "Offset" ? "offset" : "after")
+          const variables: Record<string, unknown> = { ...variablesOf(partition), first, ...placeVariables(place) }
+          for (const [child, k] of inner) variables[child.firstVariable] = k
           const fetchedAtMs = yield* Clock.currentTimeMillis
-          const result = yield* client.execute(credentials, document, variablesFor(first, inner))
+          const result = yield* client.execute(credentials, document, variables)
           let costPoints = result.cost?.actualQueryCost ?? 0
-          const connection = decodeConnection(at(result.data, stream.connectionPath))
-          if (connection._tag === "Left") {
-            return yield* new ConnectionShapeInvalid({ accountId, stream: stream.name, position: offset, detail: ParseResult.TreeFormatter.formatErrorSync(connection.left) })
-          }
+          const connection = yield* checks.connection(at(result.data, stream.connectionPath), position)
           const nodes: Array<ReceivedNode> = []
           let complete = true
-          for (const [i, raw] of connection.right.nodes.entries()) {
-            let node: ReceivedNode["node"]
-            if (isNode(raw)) node = raw as ReceivedNode["node"]
-            else {
-              const decoded = decodeNode(raw)
-              if (decoded._tag === "Left") return yield* mismatch(offset, decoded.left, raw, "")
-              node = withNested(decoded.right, raw) as ReceivedNode["node"]
-            }
+          for (const [i, raw] of connection.nodes.entries()) {
+            const node = yield* checks.node(raw, position)
             let merged: Record<string, unknown> | undefined
             for (const child of children) {
-              const got = yield* childNodes(raw, child, offset)
-              if (got.length < inner.get(child)!) continue
-              const rest = yield* followUp(partition, offset + i, node.id, child, got.length)
+              const got = yield* checks.children(raw, child, position)
+              if (!got.hasNextPage) continue
+              const page = { place, first, held: connection.nodes.length, cursors: connection.cursors }
+              const rest = yield* followUp(partition, page, i, node.id, child, inner.get(child)!).pipe(
+                Effect.catchIf(
+                  (e): e is ParentMoved => e instanceof ParentMoved,
+                  (moved) => Effect.fail(new ParentMoved(moved.costPoints + costPoints))
+                )
+              )
               costPoints += rest.costPoints
               if (rest.more.length === 0) continue
               merged ??= { ...(raw as Record<string, unknown>) }
-              merged[child.field] = { nodes: [...got, ...rest.more] }
+              // the child connection as if it had come whole
+              merged[child.field] = { nodes: [...got.nodes, ...rest.more], pageInfo: { hasNextPage: false } }
             }
-            if (stream.customFields !== undefined && !listing) {
-              const fields = (raw as { customFields?: unknown }).customFields
-              if (!Array.isArray(fields) || !fields.every(isCustomField)) {
-                return yield* new NodeSchemaMismatch({ accountId, stream: stream.name, field: "customFields", position: offset, nodeId: node.id, detail: "expected a list of custom fields, each with __typename and label" })
-              }
-            }
+            yield* checks.customFields(raw, node.id, position)
             if (merged !== undefined) {
               complete = false
               nodes.push({ node: { ...node, ...merged } as ReceivedNode["node"], raw: merged })
             } else nodes.push({ node, raw })
           }
-          // a node completed by follow-ups is not the body as received: the page lands from its nodes
-          return { partition, offset, first, nodes, body: complete ? result.body : undefined, costPoints, fetchedAtMs }
+          return {
+            place,
+            first,
+            ids: nodes.map((n) => n.node.id),
+            cursors: connection.cursors,
+            hasNextPage: connection.hasNextPage,
+            endCursor: connection.endCursor,
+            nodes,
+            // a node completed by follow-ups is not the body as received: the page lands from its nodes
+            body: complete ? result.body : undefined,
+            costPoints,
+            fetchedAtMs
+          } satisfies Fetched
         })
 
-      /** The page that continues from `position`: asked again further back until it joins the rows landed. */
-      const joined = (partition: number, position: number, recent: RecentIds) =>
+      const stuck = (place: Place, detail: string) => new PagingStuck({ accountId, stream: stream.name, at: describePlace(place), detail })
+
+      /** The next page of the partition: asked where the walk says, again until it joins the rows landed (bounded). */
+      const nextPage = (partition: number, walk: Walk) =>
         Effect.gen(function* () {
-          let offset = nextOffset(position)
+          const variablesFor = (first: number, inner: ReadonlyMap<ChildDefinition, number>) => {
+            const v: Record<string, unknown> = { ...variablesOf(partition), first, offset: 0 }
+            for (const [child, k] of inner) v[child.firstVariable] = k
+            return v
+          }
+          const { first, inner } = yield* pageSize(budget, accountId, documentOf(walk.pagingBy), children, largestPage, variablesFor)
+          const pointsBound = reaskLimit * estimateQueryCost(documentOf(walk.pagingBy), variablesFor(first, inner))
+          const firstPlace = walk.place(first)
+          let place = firstPlace
           let wasted = 0
-          for (let attempt = 0; ; attempt++) {
-            const fetched = yield* fetch(partition, offset).pipe(Effect.either)
+          const answers = new Set<string>()
+          let why = ""
+          // a page is asked again at most reaskLimit times, spending at most reaskLimit times the points of a full page
+          // on it: past either, the stream fails naming what the service did, rather than spend the points for ever
+          for (let asks = 0; ; asks++) {
+            if (asks > reaskLimit || wasted > pointsBound) {
+              const same = answers.size === 1 && asks > 1 ? "; every answer held the same rows, wherever the page was asked" : ""
+              return yield* stuck(
+                firstPlace,
+                `asked ${asks} times, from ${describePlace(firstPlace)} back to ${describePlace(place)}, ${Math.round(wasted)} points spent, and the page never joined the rows landed (last: ${why}): the list keeps moving under the pass${same}`
+              )
+            }
+            const fetched = yield* fetch(partition, place, first, inner, place._tag === "Offset" ? place.offset : walk.position).pipe(Effect.either)
             if (fetched._tag === "Left") {
               if (!(fetched.left instanceof ParentMoved)) return yield* Effect.fail(fetched.left)
-              yield* Effect.logInfo(`the list moved while children of page ${offset} were followed up; asking the page again further back`)
-              offset = stepBack(offset, 1, attempt)
+              wasted += fetched.left.costPoints
+              why = "the list moved while the children of a page were followed up"
+              yield* Effect.logInfo(`${describePlace(place)}: ${why}; asking the page again further back`)
+              place = walk.back(first)
               continue
             }
             const page = fetched.right
-            const join = joinPage(page.nodes.map((n) => n.node.id), recent, offset)
-            if (join._tag === "Lost") {
+            answers.add(page.ids.slice(0, 3).join(","))
+            const verdict = walk.judge(page)
+            if (verdict._tag === "CannotPage") return yield* stuck(place, verdict.detail)
+            if (verdict._tag === "IgnoresOffset") {
+              yield* Effect.logWarning(`${verdict.detail}; paging ${stream.name} after its cursors instead`)
+              ignoresOffset.add(key)
               wasted += page.costPoints
-              yield* Effect.logInfo(`page at ${offset} does not join the rows landed (the list moved behind the pass); asking further back`)
-              offset = stepBack(offset, page.first, attempt)
+              walk.useCursors()
+              place = walk.place(first)
               continue
             }
-            recent.add(page.nodes.map((n) => n.node.id))
-            const reread = page.nodes.length > 0 ? (page.costPoints * (join.at + 1)) / page.nodes.length : 0
-            const short = page.nodes.length < page.first || listEnds(page.offset + page.nodes.length)
-            return {
-              ...page,
-              newFrom: join.at + 1,
-              position: page.offset + page.nodes.length,
-              mayHaveMore: !short || partition + 1 < partitions.length,
-              shifted: join.shifted || attempt > 0,
+            if (verdict._tag === "AskAgain") {
+              why = verdict.why
+              yield* Effect.logInfo(`${describePlace(place)}: ${verdict.why}`)
+              wasted += page.costPoints
+              place = verdict.place
+              continue
+            }
+            walk.landed(page)
+            if (walk.barrenPages > barrenPagesLimit) {
+              return yield* stuck(place, `${walk.barrenPages} pages in a row brought no row the pass had not landed while the service said more follow`)
+            }
+            if (!verdict.checked) yield* Effect.logInfo(`${describePlace(place)}: the page could not be checked against the rows landed (too few rows around it); the pass will list its ids before marking anything deleted`)
+            const reread = page.nodes.length > 0 ? (page.costPoints * verdict.newFrom) / page.nodes.length : 0
+            const continues = page.hasNextPage && !listEnds(walk.position)
+            const landed: Page = {
+              partition,
+              offset: place._tag === "Offset" ? place.offset : walk.position - first,
+              first,
+              nodes: page.nodes,
+              newFrom: verdict.newFrom,
+              position: walk.position,
+              mayHaveMore: continues || partition + 1 < partitions.length,
+              body: page.body,
+              shifted: verdict.shifted,
+              checked: verdict.checked,
+              costPoints: page.costPoints,
+              fetchedAtMs: page.fetchedAtMs,
               overheadPoints: wasted + reread
-            } satisfies Page
+            }
+            return { page: landed, continues }
           }
         })
 
-      const start = request.partition ?? 0
-      let recent = new RecentIds(recentCapacity, request.anchors ?? [])
-      return Stream.paginateEffect({ partition: start, position: request.position ?? 0 }, ({ partition, position }) =>
-        Effect.map(joined(partition, position, recent), (page) => {
-          if (page.nodes.length >= page.first && !listEnds(page.position)) return [page, Option.some({ partition, position: page.position })] as const
+      const walkFrom = (recent: RecentIds, position: number) => new Walk(recent, position, ignoresOffset.has(key) ? "after" : "offset")
+      const start = { partition: request.partition ?? 0, walk: walkFrom(new RecentIds(recentCapacity, request.anchors ?? []), request.position ?? 0) }
+      return Stream.paginateEffect(start, ({ partition, walk }) =>
+        Effect.map(nextPage(partition, walk), ({ page, continues }) => {
+          if (continues) return [page, Option.some({ partition, walk })] as const
           if (partition + 1 >= partitions.length) return [page, Option.none()] as const
-          recent = new RecentIds(recentCapacity)
-          return [page, Option.some({ partition: partition + 1, position: 0 })] as const
+          return [page, Option.some({ partition: partition + 1, walk: walkFrom(new RecentIds(recentCapacity), 0) })] as const
         })
       )
     }

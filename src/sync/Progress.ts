@@ -1,37 +1,61 @@
 import { Clock, Context, Effect, Layer } from "effect"
+import type { PassKind } from "./model.js"
 import type { RunCounts } from "./Runs.js"
 
+/** The account's leaky bucket as mirrored now: what sets the pace of a long pass. */
+export interface BucketNow {
+  readonly restoreRate: number
+  readonly available: number
+}
+
+/** Where one stream of one account stands: after each landed batch, and once more when it ends (`done`). */
 export interface ProgressSnapshot {
   readonly accountId: string
+  readonly accountName: string
   readonly stream: string
-  readonly kind: string
+  /** The stream's place among the account's streams in this run: `number` of `streams` (1-based). */
+  readonly streamNumber: number
+  readonly streams: number
+  readonly kind: PassKind
   readonly runId: number
   readonly counts: RunCounts
   readonly startedAtMs: number
+  /** The rows the service holds (a full pass, asked at its start when a display shows it). */
+  readonly expectedRows?: number
+  /** Rows of this pass landed by an earlier run (a resumed pass). */
+  readonly landedBefore: number
+  /** Points a row costs: measured so far, else the stream's estimate. */
+  readonly pointsPerRow: number
+  readonly bucket?: BucketNow
+  /** The stream's outcome, when it has ended. */
   readonly done?: string
 }
 
 export interface ProgressShape {
+  /** Whether the display shows totals: a full pass then asks the service for its count at the start. */
+  readonly wantsTotals: boolean
   readonly report: (snapshot: ProgressSnapshot) => Effect.Effect<void>
+  /** The account's run is over: nothing of it stays on a live display. */
+  readonly accountEnded: (accountId: string) => Effect.Effect<void>
 }
 
-/** Where a run tells how it is doing: live lines on a terminal, structured log lines otherwise. */
+/** Where a run tells how it is doing: a live display on a terminal, structured log lines otherwise. */
 export class Progress extends Context.Tag("account-sync/Progress")<Progress, ProgressShape>() {}
 
-const rate = (rows: number, ms: number) => (ms > 0 ? Math.round((rows * 1000) / ms) : 0)
+export const rowsPerSecond = (rows: number, ms: number) => (ms > 0 ? Math.round((rows * 1000) / ms) : 0)
 
-const line = (s: ProgressSnapshot, now: number) => {
-  const c = s.counts
-  return `${s.accountId} ${s.stream} (${s.kind}): ${c.rows} rows, ${c.pages} pages, ${rate(c.rows, now - s.startedAtMs)} rows/s, ${c.costPoints} points, throttle wait ${(c.throttleWaitMs / 1000).toFixed(1)} s${s.done ? ` - ${s.done}` : ""}`
-}
-
-/** JSON (or whatever the logger is) lines annotated with accountId, stream and runId. */
+/**
+ * Log lines annotated with accountId, stream and runId: one at INFO when a stream ends (with its counts), one per
+ * landed batch at DEBUG only, so a piped run says one line per stream.
+ */
 export const ProgressLog = Layer.succeed(
   Progress,
   Progress.of({
+    wantsTotals: false,
     report: (s) =>
-      Effect.flatMap(Clock.currentTimeMillis, (now) =>
-        Effect.logInfo(s.done ? `${s.stream} ${s.done}` : `${s.stream} page landed`).pipe(
+      Effect.flatMap(Clock.currentTimeMillis, (now) => {
+        const log = s.done ? Effect.logInfo(`${s.stream} ${s.done}`) : Effect.logDebug(`${s.stream} page landed`)
+        return log.pipe(
           Effect.annotateLogs({
             accountId: s.accountId,
             stream: s.stream,
@@ -39,31 +63,18 @@ export const ProgressLog = Layer.succeed(
             kind: s.kind,
             pages: s.counts.pages,
             rows: s.counts.rows,
-            rowsPerSecond: rate(s.counts.rows, now - s.startedAtMs),
-            points: s.counts.costPoints,
-            throttleWaitMs: s.counts.throttleWaitMs
+            rowsWritten: s.counts.rowsWritten,
+            rowsDeleted: s.counts.rowsDeleted,
+            rowsPerSecond: rowsPerSecond(s.counts.rows, now - s.startedAtMs),
+            points: Math.round(s.counts.costPoints),
+            throttleWaitMs: Math.round(s.counts.throttleWaitMs),
+            ...(s.done ? { durationMs: now - s.startedAtMs } : {})
           })
         )
-      )
+      }),
+    accountEnded: () => Effect.void
   })
 )
 
-/** One live line per account on stderr, redrawn in place. */
-export const ProgressTerminal = Layer.sync(Progress, () => {
-  const lines = new Map<string, string>()
-  let drawn = 0
-  return Progress.of({
-    report: (s) =>
-      Effect.flatMap(Clock.currentTimeMillis, (now) =>
-        Effect.sync(() => {
-          lines.set(s.accountId, line(s, now))
-          const out = process.stderr
-          if (drawn > 0) out.write(`\x1b[${drawn}A`)
-          for (const l of lines.values()) out.write(`\x1b[2K${l}\n`)
-          drawn = lines.size
-        })
-      )
-  })
-})
-
-export const ProgressAuto = Layer.suspend(() => (process.stderr.isTTY ? ProgressTerminal : ProgressLog))
+/** Nothing at all (benchmarks). */
+export const ProgressSilent = Layer.succeed(Progress, Progress.of({ wantsTotals: false, report: () => Effect.void, accountEnded: () => Effect.void }))

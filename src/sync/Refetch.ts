@@ -1,5 +1,10 @@
-import { Duration, Effect } from "effect"
+import type { SqlError } from "@effect/sql"
+import { Chunk, type Context, Duration, Effect, Stream } from "effect"
+import type { AccountCredentials } from "../api/ServiceClient.js"
 import type { Page, Variables } from "./model.js"
+import type { Pager, PagerError } from "./Pager.js"
+import type { AnyStream } from "./streams/Stream.js"
+import type { Warehouse } from "./Warehouse.js"
 
 /** A record a change event named: its id and when the service says it changed. */
 export interface ChangedItem {
@@ -12,6 +17,15 @@ export interface RefetchReader<E> {
   readonly pages: (variables: Variables, atMost?: number) => Effect.Effect<ReadonlyArray<Page>, E>
   readonly stored: (ids: ReadonlyArray<string>, column: string) => Effect.Effect<ReadonlyMap<string, string | null>, E>
 }
+
+/** The reader of one stream of one account: its pages through the pager, its stored rows through the warehouse. */
+export const refetchReader =
+  (pager: Context.Tag.Service<typeof Pager>, warehouse: Context.Tag.Service<typeof Warehouse>) =>
+  <E>(credentials: AccountCredentials<E>, stream: AnyStream): RefetchReader<PagerError | SqlError.SqlError | E> => ({
+    pages: (variables, atMost) =>
+      Effect.map(Stream.runCollect(pager.pages({ credentials, stream, variables, ...(atMost === undefined ? {} : { atMost }) })), Chunk.toReadonlyArray),
+    stored: (ids, column) => warehouse.storedColumn(credentials.accountId, stream, ids, column)
+  })
 
 export interface Refetched {
   /** The pages read: every node in them lands (rows the events did not name too: they are as current). */

@@ -2,10 +2,17 @@ import type { SqlError } from "@effect/sql"
 import { Cause, Exit, Option, Predicate } from "effect"
 import type { GraphqlTokenInvalid, ServiceError } from "../api/errors.js"
 import type { AccessTokenError, NotConnected, TokenRefused } from "../auth/errors.js"
-import type { ConnectionShapeInvalid, NodeSchemaMismatch } from "./errors.js"
+import type { AccountLockLost, ConnectionShapeInvalid, NodeSchemaMismatch, PagingStuck } from "./errors.js"
 
 /** Every way a stream's run can fail, as typed errors. */
-export type StreamError = ServiceError | AccessTokenError | NodeSchemaMismatch | ConnectionShapeInvalid | SqlError.SqlError
+export type StreamError =
+  | ServiceError
+  | AccessTokenError
+  | NodeSchemaMismatch
+  | ConnectionShapeInvalid
+  | PagingStuck
+  | AccountLockLost
+  | SqlError.SqlError
 
 /** How a stream's run (one `sync_runs` row) ended. */
 export type RunOutcome = "succeeded" | "failed" | "revoked" | "interrupted" | "skipped"
@@ -27,7 +34,7 @@ export const describeError = (error: StreamError): string => {
 
 export interface Classified {
   readonly outcome: Exclude<RunOutcome, "skipped">
-  /** What went wrong, for `sync_runs.error` and the summary (absent on success and interruption). */
+  /** What went wrong, for `sync_runs.error` and the summary (absent on success and on an interruption from outside). */
   readonly error?: string
   /** The typed failure, when there was one. */
   readonly failure?: StreamError
@@ -40,6 +47,8 @@ export const classify = (exit: Exit.Exit<unknown, StreamError>): Classified => {
   const failure = Cause.failureOption(exit.cause)
   if (Option.isSome(failure)) {
     const error = failure.value
+    // another process may hold the account now: this run stopped writing it, as if interrupted
+    if (Predicate.isTagged(error, "AccountLockLost")) return { outcome: "interrupted", error: error.message, failure: error }
     return { outcome: isRevocation(error) ? "revoked" : "failed", error: describeError(error), failure: error }
   }
   return { outcome: "failed", error: `defect: ${Cause.pretty(exit.cause).split("\n")[0] ?? "unknown"}` }

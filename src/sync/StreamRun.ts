@@ -5,13 +5,15 @@ import type { AccessTokenError } from "../auth/errors.js"
 import { DatabaseTopology } from "../db/Database.js"
 import * as Metrics from "../observability/metrics.js"
 import { Checkpoints } from "./Checkpoints.js"
-import { EventQueue } from "./events/EventQueue.js"
+import { Dependents } from "./Dependents.js"
+import { EventQueue } from "../events/EventQueue.js"
 import type { PageSummary } from "./Incremental.js"
 import type { Page, PassKind } from "./model.js"
 import { pageBatches, Pager } from "./Pager.js"
 import { PassEnd } from "./PassEnd.js"
 import { batchHighWater, decidePass, type Mode, newestOf, passKindOf } from "./PassPlan.js"
 import { Progress } from "./Progress.js"
+import { requestedPointsPerRow } from "./progressEstimate.js"
 import { type Classified, classify, type RunOutcome, type StreamError } from "./RunOutcome.js"
 import { type RunCounts, Runs, zeroCounts } from "./Runs.js"
 import type { AnyStream } from "./streams/Stream.js"
@@ -26,6 +28,8 @@ export interface StreamReport {
   readonly outcome: RunOutcome | "up-to-date"
   readonly resumed: boolean
   readonly counts: RunCounts
+  /** How long the stream's run took (0 when it was up to date). */
+  readonly durationMs: number
   readonly error?: string
   /** A stream that waits for its full pass: when it is due. */
   readonly nextFullPassAt?: Date
@@ -35,6 +39,10 @@ export interface StreamReport {
 
 export interface StreamRunRequest {
   readonly credentials: AccountCredentials<AccessTokenError>
+  /** The account's name and the stream's place among the run's streams (`streamNumber` of `streams`): progress shows them. */
+  readonly accountName: string
+  readonly streamNumber: number
+  readonly streams: number
   readonly stream: AnyStream
   readonly mode: Mode
   /** backfill: forget the checkpoint and start the full pass over. */
@@ -66,6 +74,7 @@ export const StreamRunLive = Layer.effect(
     const runs = yield* Runs
     const pager = yield* Pager
     const passEnd = yield* PassEnd
+    const dependents = yield* Dependents
     const budget = yield* CostBudget
     const progress = yield* Progress
     const settings = yield* SyncSettings
@@ -73,13 +82,13 @@ export const StreamRunLive = Layer.effect(
     const prefetch = !(yield* DatabaseTopology).singleSession
 
     const events = yield* EventQueue
-    /** The stream's change events flow for the account: one arrived within SYNC_INCREMENTAL_EVERY_WITH_EVENTS. */
+    /** The stream's change events flow for the account: one that arrived within SYNC_INCREMENTAL_EVERY_WITH_EVENTS was applied. */
     const eventsFlow = (accountId: string, stream: AnyStream, now: number) =>
       stream.topic === undefined || Duration.toMillis(settings.incrementalEveryWithEvents) <= 0
         ? Effect.succeed(false)
-        : Effect.map(Effect.orDie(events.lastReceived(accountId, stream.topic)), (at) => at !== null && now - at.getTime() < Duration.toMillis(settings.incrementalEveryWithEvents))
+        : Effect.map(Effect.orDie(events.lastApplied(accountId, stream.topic)), (at) => at !== null && now - at.getTime() < Duration.toMillis(settings.incrementalEveryWithEvents))
 
-    const run = ({ credentials, stream, mode, restart }: StreamRunRequest) =>
+    const run = ({ credentials, accountName, streamNumber, streams, stream, mode, restart }: StreamRunRequest) =>
       Effect.gen(function* () {
         const { accountId } = credentials
         const now = yield* Clock.currentTimeMillis
@@ -100,6 +109,7 @@ export const StreamRunLive = Layer.effect(
             outcome: "up-to-date",
             resumed: false,
             counts: zeroCounts,
+            durationMs: 0,
             nextFullPassAt: decision.nextFullPassAt,
             ...(decision.nextIncrementalAt ? { nextIncrementalAt: decision.nextIncrementalAt } : {})
           }
@@ -120,11 +130,44 @@ export const StreamRunLive = Layer.effect(
             throttled: after.throttled - before.throttled
           }))
         const snapshot = Effect.flatMap(Ref.get(counts), withBudget)
+        // what the progress display shows beside the counts: the service's count (a full pass, asked at its start when
+        // the display shows totals) and the rows an earlier run of a resumed pass landed
+        let expectedRows: number | undefined
+        let landedBefore = 0
+        const estimatedPointsPerRow = requestedPointsPerRow(stream)
+        const showProgress = (c: RunCounts, done?: string) =>
+          Effect.flatMap(budget.stats(accountId), (stats) =>
+            progress.report({
+              accountId,
+              accountName,
+              stream: stream.name,
+              streamNumber,
+              streams,
+              kind,
+              runId,
+              counts: c,
+              startedAtMs: now,
+              landedBefore,
+              pointsPerRow: c.rows > 0 && c.costPoints > 0 ? c.costPoints / c.rows : estimatedPointsPerRow,
+              ...(expectedRows === undefined ? {} : { expectedRows }),
+              ...(stats.bucket === undefined ? {} : { bucket: stats.bucket }),
+              ...(done === undefined ? {} : { done })
+            })
+          )
 
         const body = Effect.gen(function* () {
           const begun = yield* checkpoints.begin(accountId, stream, kind, { restart: restart && mode === "backfill" })
           yield* Ref.set(resumed, begun.resumed)
           if (begun.resumed) yield* Effect.logInfo(`resuming the full pass from its checkpoint (row ${begun.checkpoint.position})`)
+          landedBefore = begun.checkpoint.position
+          if (kind === "full" && progress.wantsTotals) {
+            // one cheap query (first: 1 and totalCount); without it the display shows rows landed and no total
+            expectedRows = yield* pager.count(credentials, stream, variables).pipe(
+              Effect.map((c) => c.total),
+              Effect.orElseSucceed(() => undefined)
+            )
+          }
+          yield* showProgress(yield* snapshot)
           let passNewest: number | undefined
           let shifted = begun.checkpoint.shifted
           let reachedEnd = false
@@ -149,7 +192,8 @@ export const StreamRunLive = Layer.effect(
                     passNewest = Math.max(passNewest ?? newest, newest)
                     batchNewest = Math.max(batchNewest ?? newest, newest)
                   }
-                  shifted ||= page.shifted
+                  // a page that could not be checked may hide a gap: the pass's end lists the ids before any sweep
+                  shifted ||= page.shifted || !page.checked
                   landing.push(page)
                   if (!page.mayHaveMore || endsAfter(summary)) {
                     finishesPass = true
@@ -162,6 +206,20 @@ export const StreamRunLive = Layer.effect(
                 const nodes = landing.length === 1 ? last.nodes : landing.flatMap((page) => page.nodes)
                 const fresh = landing.reduce((n, page) => n + page.nodes.length - page.newFrom, 0)
                 const highWater = batchHighWater(kind, batchNewest, passNewest)
+                // the records an incremental pass finds changed (updated since its mark less the overlap; the page that
+                // ends it holds older ones too): the rows of other streams that hold their data (a visit's line items
+                // are its job's) are read again and landed before the batch, so a run that dies between the two reads
+                // them again with it. A full pass leaves them to their own stream's passes.
+                if (decision._tag === "Incremental") {
+                  const since = decision.since
+                  const changed = landing
+                    .flatMap((page) => page.nodes.slice(page.newFrom))
+                    .filter((n) => stream.updatedAt === undefined || Date.parse(stream.updatedAt(n.node)) >= since.getTime())
+                  if (changed.length > 0) {
+                    const reads = yield* dependents.read(credentials, stream, changed.map((n) => n.node.id), since)
+                    yield* dependents.land(accountId, reads, new Date(yield* Clock.currentTimeMillis))
+                  }
+                }
                 // a committed batch is counted even when the run is being interrupted, so the run's row tells the truth
                 const c = yield* warehouse
                   .land({
@@ -205,7 +263,7 @@ export const StreamRunLive = Layer.effect(
                   yield* runs.progress(runId, c)
                   progressWrittenAt = landedAt
                 }
-                yield* progress.report({ accountId, stream: stream.name, kind, runId, counts: c, startedAtMs: now })
+                yield* showProgress(c)
                 return finishesPass
               })
             ),
@@ -230,7 +288,7 @@ export const StreamRunLive = Layer.effect(
             const c = yield* snapshot
             yield* runs.finish(runId, classified.outcome, c, classified.error).pipe(Effect.ignore)
             yield* Metric.increment(Metric.tagged(Metrics.forAccount(Metrics.runsFinished, accountId), "outcome", classified.outcome))
-            yield* progress.report({ accountId, stream: stream.name, kind, runId, counts: c, startedAtMs: now, done: classified.outcome })
+            yield* showProgress(c, classified.outcome)
           })
         const exit = yield* body.pipe(Effect.annotateLogs({ runId }), Effect.onExit(record), Effect.exit)
         const classified = classify(exit)
@@ -240,6 +298,7 @@ export const StreamRunLive = Layer.effect(
           outcome: classified.outcome,
           resumed: yield* Ref.get(resumed),
           counts: yield* snapshot,
+          durationMs: (yield* Clock.currentTimeMillis) - now,
           ...(classified.error ? { error: classified.error } : {})
         }
         return { report, classified } satisfies StreamRunResult

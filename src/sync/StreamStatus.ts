@@ -31,7 +31,33 @@ export interface StreamState {
   readonly fullPassRequested: boolean
   /** The newest update time landed (service time): an incremental pass reads from here minus the overlap. */
   readonly highWaterMark: Date | null
+  /** Why the last full pass marked nothing deleted (its listing was incomplete); null when it checked deletions. */
+  readonly deletionsUnchecked: string | null
+  /** Rows the service counted but did not list (it withholds them from the app), by the last full pass's listing. */
+  readonly rowsWithheld: number | null
   readonly lastRun: StreamRunStatus | null
+}
+
+/** An account's most recent run of any stream (`status`: the connection's last run). */
+export interface AccountLastRun {
+  readonly stream: string
+  readonly kind: string
+  readonly outcome: string
+  readonly startedAt: Date
+  readonly finishedAt: Date | null
+}
+
+/** Each account's most recent run, from its streams' states. */
+export const lastRunsByAccount = (states: ReadonlyArray<StreamState>): ReadonlyMap<string, AccountLastRun> => {
+  const out = new Map<string, AccountLastRun>()
+  for (const s of states) {
+    if (s.lastRun === null) continue
+    const seen = out.get(s.accountId)
+    if (seen === undefined || s.lastRun.startedAt > seen.startedAt) {
+      out.set(s.accountId, { stream: s.stream, kind: s.lastRun.kind, outcome: s.lastRun.outcome, startedAt: s.lastRun.startedAt, finishedAt: s.lastRun.finishedAt })
+    }
+  }
+  return out
 }
 
 const Row = Schema.Struct({
@@ -43,6 +69,8 @@ const Row = Schema.Struct({
   last_full_pass_at: Schema.NullOr(Schema.DateFromSelf),
   high_water_mark: Schema.NullOr(Schema.DateFromSelf),
   full_pass_requested_at: Schema.NullOr(Schema.DateFromSelf),
+  deletions_unchecked: Schema.NullOr(Schema.String),
+  rows_withheld: Schema.NullOr(Schema.Number),
   kind: Schema.NullOr(Schema.String),
   outcome: Schema.NullOr(Schema.String),
   started_at: Schema.NullOr(Schema.DateFromSelf),
@@ -71,7 +99,7 @@ export const StreamStatusLive = Layer.effect(
       Result: Row,
       execute: (names) => sql`
         SELECT c.account_id, s.stream, k.pass_kind, k.position, k.pass_started_at, k.last_full_pass_at, k.high_water_mark, k.full_pass_requested_at,
-          r.kind, r.outcome, r.started_at, r.finished_at, r.rows, r.rows_written, r.rows_deleted,
+          k.deletions_unchecked, k.rows_withheld, r.kind, r.outcome, r.started_at, r.finished_at, r.rows, r.rows_written, r.rows_deleted,
           r.cost_points::text AS cost_points, r.overhead_points::text AS overhead_points, r.error
         FROM connections c
         CROSS JOIN jsonb_array_elements_text(${JSON.stringify(names)}::jsonb) WITH ORDINALITY AS s(stream, ord)
@@ -92,6 +120,8 @@ export const StreamStatusLive = Layer.effect(
             lastFullPassAt: r.last_full_pass_at,
             nextFullPassAt: r.last_full_pass_at === null ? null : new Date(r.last_full_pass_at.getTime() + Duration.toMillis(fullPassCadence(settings, stream))),
             highWaterMark: r.high_water_mark,
+            deletionsUnchecked: r.deletions_unchecked,
+            rowsWithheld: r.rows_withheld,
             fullPassRequested: r.full_pass_requested_at !== null && (r.last_full_pass_at === null || r.full_pass_requested_at > r.last_full_pass_at),
             lastRun:
               r.kind === null || r.outcome === null || r.started_at === null

@@ -1,10 +1,12 @@
 import { Layer } from "effect"
 import { type CostBudget, CostBudgetLive } from "../api/CostBudget.js"
+import { ApiVersionLogLive } from "../api/ApiVersionLog.js"
 import { ServiceClientLive } from "../api/ServiceClient.js"
+import { AccountHealthLive } from "./AccountHealth.js"
 import { AccountLocksLive } from "./AccountLocks.js"
 import { CheckpointsLive } from "./Checkpoints.js"
+import { DependentsLive } from "./Dependents.js"
 import { EventConsumerLive } from "./events/EventConsumer.js"
-import { EventQueueLive } from "./events/EventQueue.js"
 import { EventRetentionLive } from "./events/EventRetention.js"
 import { EventSettings } from "./events/EventSettings.js"
 import { PagerLive } from "./Pager.js"
@@ -16,16 +18,16 @@ import { WarehouseLive } from "./Warehouse.js"
 
 /**
  * The sync engine's services (SyncRunner, EventConsumer, EventRetention and everything under them), over a database (SqlClient, PreparedStatements,
- * DatabaseTopology), the service endpoint and an HttpClient, the auth services (Connections, AccessTokens), Progress
+ * DatabaseTopology), the service endpoint and an HttpClient, the auth services (Connections, AccessTokens), the EventQueue, Progress
  * and SyncSettings. `budget` replaces the cost budget (the benchmarks' reactive baseline does).
  */
 export const makeSyncEngine = (budget: Layer.Layer<CostBudget> = CostBudgetLive) =>
   Layer.mergeAll(SyncRunnerLive, EventConsumerLive, EventRetentionLive).pipe(
     Layer.provideMerge(Layer.mergeAll(StreamRunLive, EventSettings.layer)),
-    Layer.provideMerge(PassEndLive),
-    Layer.provideMerge(Layer.mergeAll(WarehouseLive, PagerLive, RunsLive, AccountLocksLive, EventQueueLive)),
+    Layer.provideMerge(Layer.merge(PassEndLive, DependentsLive)),
+    Layer.provideMerge(Layer.mergeAll(WarehouseLive, PagerLive, RunsLive, AccountLocksLive, AccountHealthLive)),
     Layer.provideMerge(CheckpointsLive),
-    Layer.provideMerge(ServiceClientLive),
+    Layer.provideMerge(Layer.merge(ServiceClientLive, ApiVersionLogLive)),
     Layer.provideMerge(budget)
   )
 

@@ -1,12 +1,15 @@
 import type { SqlError } from "@effect/sql"
-import { Cause, Context, Effect, Layer, Schema } from "effect"
+import { Cause, Context, Effect, Layer, Option, Schema } from "effect"
 import { AccountData, AccountQuery } from "../api/documents.js"
+import { ApiVersionReplaced } from "../api/errors.js"
 import { ServiceClient } from "../api/ServiceClient.js"
 import { AccessTokens } from "../auth/AccessTokens.js"
 import { type Connection, Connections } from "../auth/Connections.js"
 import { DatabaseTopology } from "../db/Database.js"
+import { AccountHealth } from "./AccountHealth.js"
 import { AccountLocks } from "./AccountLocks.js"
 import type { Mode } from "./PassPlan.js"
+import { Progress } from "./Progress.js"
 import { describeError, isRevocation, type Revocation } from "./RunOutcome.js"
 import { Runs } from "./Runs.js"
 import type { AnyStream } from "./streams/Stream.js"
@@ -33,6 +36,8 @@ export interface AccountReport {
   readonly outcome: AccountOutcome
   readonly streams: ReadonlyArray<StreamReport>
   readonly message?: string
+  /** The account failed because the service answered from another API version than the pinned one. */
+  readonly apiVersionReplaced?: { readonly pinned: string; readonly answered: string }
 }
 
 export interface SyncRunnerShape {
@@ -78,6 +83,10 @@ export const selectAccounts = (all: ReadonlyArray<Connection>, accounts: Readonl
   return { run, notActive }
 }
 
+/** The pinned and the answering API version, when `error` is the service replacing our version. */
+const replacedBy = (error: unknown): Pick<AccountReport, "apiVersionReplaced"> =>
+  error instanceof ApiVersionReplaced ? { apiVersionReplaced: { pinned: error.pinned, answered: error.answered } } : {}
+
 /** The pass a run of `request` records for a stream it never began. */
 const kindOf = (request: RunRequest) => (request.mode === "backfill" ? "full" : "incremental")
 
@@ -90,8 +99,18 @@ export const SyncRunnerLive = Layer.effect(
     const locks = yield* AccountLocks
     const streamRun = yield* StreamRun
     const runs = yield* Runs
+    const progress = yield* Progress
     const settings = yield* SyncSettings
     const singleSession = (yield* DatabaseTopology).singleSession
+    const health = yield* AccountHealth
+
+    /** A run that synced or failed counts in the account's health (skipped and revoked ones say nothing about it). */
+    const recordHealth = (report: AccountReport) =>
+      report.outcome === "synced" || report.outcome === "failed"
+        ? health
+            .record(report.accountId, report.outcome, report.message ?? null)
+            .pipe(Effect.catchAll((e) => Effect.logWarning("could not record the account's run outcome (alerts read it)", e)))
+        : Effect.void
 
     const runAccount = (account: Connection, streams: ReadonlyArray<AnyStream>, request: RunRequest): Effect.Effect<AccountReport, SqlError.SqlError> =>
       Effect.gen(function* () {
@@ -129,7 +148,14 @@ export const SyncRunnerLive = Layer.effect(
           // the account's streams did not run: each is recorded failed, so its sync_runs and `status` say why
           yield* Effect.logError(`account query failed: ${message}`)
           for (const s of streams) yield* runs.failedBeforeStart(accountId, s.name, kindOf(request), `account query: ${message}`)
-          return { accountId, accountName, outcome: "failed", streams: reports, message: `account query: ${message}` } satisfies AccountReport
+          return {
+            accountId,
+            accountName,
+            outcome: "failed",
+            streams: reports,
+            message: `account query: ${message}`,
+            ...replacedBy(error)
+          } satisfies AccountReport
         }
         if (named.right.account && named.right.account.name !== accountName) {
           accountName = named.right.account.name
@@ -139,20 +165,37 @@ export const SyncRunnerLive = Layer.effect(
         // a failing stream does not stop the others: each stream is its own collection; only a revoked connection
         // (nothing more can be read) or an interruption ends the account's run early
         const failed: Array<string> = []
-        for (const stream of streams) {
-          const { report, classified } = yield* streamRun.run({ credentials, stream, mode: request.mode, restart: request.restart === true })
+        for (const [i, stream] of streams.entries()) {
+          const { report, classified } = yield* streamRun.run({
+            credentials,
+            accountName,
+            streamNumber: i + 1,
+            streams: streams.length,
+            stream,
+            mode: request.mode,
+            restart: request.restart === true
+          })
           reports.push(report)
+          if (classified.failure?._tag === "AccountLockLost") {
+            // the account may be another process's now: none of its streams is written any more by this run
+            yield* Effect.logError(classified.failure.message)
+            return { accountId, accountName, outcome: "failed", streams: reports, message: classified.failure.message } satisfies AccountReport
+          }
           if (classified.outcome === "interrupted") return yield* Effect.interrupt
           if (classified.failure !== undefined && isRevocation(classified.failure)) return yield* revoked(classified.failure)
           if (classified.outcome === "failed") {
             yield* Effect.logError(`stream ${stream.name} failed: ${report.error}`)
             failed.push(`${stream.name}: ${report.error}`)
+            // every later query would be answered by the same other version: the account stops here
+            const replaced = replacedBy(classified.failure)
+            if (replaced.apiVersionReplaced) return { accountId, accountName, outcome: "failed", streams: reports, message: failed.join("; "), ...replaced } satisfies AccountReport
           }
         }
         if (failed.length > 0) return { accountId, accountName, outcome: "failed", streams: reports, message: failed.join("; ") } satisfies AccountReport
         return { accountId, accountName, outcome: "synced", streams: reports } satisfies AccountReport
       }).pipe(
         Effect.scoped,
+        Effect.ensuring(progress.accountEnded(account.accountId)),
         // a bug met by one account fails that account, not the run: the others finish and are recorded
         Effect.catchAllDefect((defect) =>
           Effect.gen(function* () {
@@ -168,10 +211,16 @@ export const SyncRunnerLive = Layer.effect(
     const run: SyncRunnerShape["run"] = (request) =>
       Effect.gen(function* () {
         const streams = selectStreams(settings, request.streams)
-        const { run: accounts, notActive } = selectAccounts(yield* connections.list(), request.accounts)
+        // the accounts asked for are read alone: a worker's job names one account, and listing every connection (with
+        // its last run) for each job made the database, shared by every worker, what bound them
+        const known =
+          request.accounts && request.accounts.length > 0
+            ? (yield* Effect.forEach(request.accounts, connections.get)).flatMap(Option.toArray)
+            : yield* connections.list()
+        const { run: accounts, notActive } = selectAccounts(known, request.accounts)
         // one account at a time on a single-session database: its statements must never overlap
         const concurrency = singleSession ? 1 : (request.concurrency ?? settings.concurrency)
-        const reports = yield* Effect.forEach(accounts, (a) => runAccount(a, streams, request), { concurrency })
+        const reports = yield* Effect.forEach(accounts, (a) => Effect.tap(runAccount(a, streams, request), recordHealth), { concurrency })
         return [...reports, ...notActive].sort((a, b) => a.accountId.localeCompare(b.accountId))
       }).pipe(Effect.withSpan("sync.run", { attributes: { mode: request.mode } }))
 

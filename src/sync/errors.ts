@@ -28,3 +28,29 @@ export class ConnectionShapeInvalid extends Data.TaggedError("ConnectionShapeInv
     return `account ${this.accountId}, stream ${this.stream}: unexpected connection shape${this.position === null ? "" : ` (page at position ${this.position})`}: ${this.detail}`
   }
 }
+
+/**
+ * The database session that held the account's lock is gone (terminated, idle_session_timeout, a dropped
+ * connection): another process may take the account now, so this run stops writing it; the page was not stored.
+ */
+export class AccountLockLost extends Data.TaggedError("AccountLockLost")<{ readonly accountId: string; readonly stream: string }> {
+  override get message() {
+    return `account ${this.accountId}, stream ${this.stream}: the session holding the account's lock was lost; stopped writing (nothing of the page was stored), the run is interrupted and the next one resumes from the checkpoint`
+  }
+}
+
+/**
+ * The pass cannot page on: a page that never joined the rows landed within the bound of re-asks, a service that
+ * ignores every way of asking for a page, pages that keep coming with nothing new. Says what the service did.
+ */
+export class PagingStuck extends Data.TaggedError("PagingStuck")<{
+  readonly accountId: string
+  readonly stream: string
+  /** Where the page was asked, e.g. "offset 100". */
+  readonly at: string
+  readonly detail: string
+}> {
+  override get message() {
+    return `account ${this.accountId}, stream ${this.stream}: paging stopped at ${this.at}: ${this.detail}`
+  }
+}

@@ -36,21 +36,23 @@ export interface ReceivedNode {
 export interface Page {
   /** The partition of the stream's list the page is of (most streams have one list: 0). */
   readonly partition: number
-  /** The position the page was asked from, and its size. */
+  /** The position the page was asked from (paging after cursors: the positions paged before it), and its size. */
   readonly offset: number
   readonly first: number
-  /** Every node of the page, in order. */
+  /** Every node of the page, in order (fewer than `first` when the service left some out, or the list ended). */
   readonly nodes: ReadonlyArray<ReceivedNode>
   /** Index of the first node the pass had not landed before (the ones before were read again to join). */
   readonly newFrom: number
-  /** Rows of the partition's order landed once this page is: where the next page starts, less the overlap. */
+  /** Positions of the partition's order paged once this page is (where the next page starts, less the overlap). */
   readonly position: number
-  /** Another page of the pass follows (this one was as long as asked, or another partition comes). */
+  /** Another page of the pass follows: the service's `hasNextPage`, or another partition comes. */
   readonly mayHaveMore: boolean
   /** The response body the nodes were read from (at `data`, the stream's connection path, `nodes`), when they are as received. */
   readonly body: string | undefined
-  /** The page did not join where it would have, had nothing moved. */
+  /** The page did not join where it would have, had nothing moved (or could not be checked). */
   readonly shifted: boolean
+  /** The page joined the rows landed (or began the list): no row between it and the page before can have been skipped. */
+  readonly checked: boolean
   /** Points the service charged for the page. */
   readonly costPoints: number
   /** When the page was asked for (a row marked deleted after that is not brought back by it). */

@@ -1,5 +1,6 @@
 import { Deferred, Effect } from "effect"
 import { spawn } from "node:child_process"
+import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 
@@ -46,9 +47,27 @@ export const spawnCli = (args: ReadonlyArray<string>, env: Record<string, string
     return {
       child,
       firstLine: Deferred.await(firstLine).pipe(Effect.timeoutFail({ duration: "30 seconds", onTimeout: () => `no stdout line within 30s; stderr: ${stderr}` }), Effect.orDie),
-      exit: Deferred.await(exit).pipe(Effect.timeoutFail({ duration: "60 seconds", onTimeout: () => `no exit within 60s; stderr: ${stderr}` }), Effect.orDie)
+      // generous: seven CLI processes and a PGlite each on a loaded two-CPU CI machine; on a timeout, what the
+      // process was doing (its state, kernel wait channel and thread count) for the next look
+      exit: Deferred.await(exit).pipe(
+        Effect.timeoutFail({ duration: "120 seconds", onTimeout: () => `no exit within 120s (${processState(child.pid)}); stderr: ${stderr}` }),
+        Effect.orDie
+      )
     }
   })
+
+/** A stuck child's state from /proc (Linux): state, wait channel, threads. */
+const processState = (pid: number | undefined): string => {
+  if (pid === undefined) return "no pid"
+  try {
+    const status = fs.readFileSync(`/proc/${pid}/status`, "utf8")
+    const field = (name: string) => status.match(new RegExp(`^${name}:\\s*(.*)$`, "m"))?.[1] ?? "?"
+    const wchan = fs.readFileSync(`/proc/${pid}/wchan`, "utf8")
+    return `pid ${pid} state ${field("State")}, wchan ${wchan || "-"}, threads ${field("Threads")}`
+  } catch {
+    return `pid ${pid} gone`
+  }
+}
 
 /** Runs a command to its end. */
 export const runCli = (args: ReadonlyArray<string>, env: Record<string, string>) =>

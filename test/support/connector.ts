@@ -1,4 +1,4 @@
-import { jobsOnlySettings } from "../../src/sync/streams/index.js"
+import { jobsOnlySettings } from "./jobsOnly.js"
 import { Context, Effect, Layer } from "effect"
 import * as crypto from "node:crypto"
 import * as net from "node:net"

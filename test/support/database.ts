@@ -7,6 +7,7 @@ import { DatabaseLayer } from "../../src/cli/app.js"
 import type { DatabaseTopology } from "../../src/db/Database.js"
 import { startEmbeddedPostgres } from "../../src/db/EmbeddedPostgres.js"
 import type { PreparedStatements } from "../../src/db/preparedStatements.js"
+import { queryRoleOf } from "../../src/db/queryRole.js"
 import { type Env, withEnv } from "./config.js"
 
 /** Where a test file's own fresh schema lives, and the settings (DATABASE_URL, DB_SCHEMA, ...) that reach it. */
@@ -19,6 +20,27 @@ export class TestDatabase extends Context.Tag("test/TestDatabase")<TestDatabase,
  */
 export const embeddedTestDatabase = (): boolean => process.env.TEST_DATABASE_URL === undefined
 
+/** `use` with a connection of its own to `url` (a role's login), closed afterwards. */
+export const withPgClient = <A>(url: string, use: (client: pg.Client) => Promise<A>) =>
+  Effect.promise(async () => {
+    const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 10_000 })
+    client.on("error", () => {})
+    await client.connect()
+    try {
+      return await use(client)
+    } finally {
+      await client.end()
+    }
+  })
+
+/** The test database's address, logging in as `role` with `password`. */
+export const testDatabaseUrlAs = (role: string, password: string): string => {
+  const url = new URL(process.env.TEST_DATABASE_URL!)
+  url.username = role
+  url.password = password
+  return url.toString()
+}
+
 export const freshSchemaName = () => `t_${Date.now().toString(36)}_${crypto.randomBytes(4).toString("hex")}`
 
 const dropSchema = (url: string, schema: string) =>
@@ -26,7 +48,10 @@ const dropSchema = (url: string, schema: string) =>
     const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 10_000 })
     await client.connect()
     try {
-      await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)
+      // and the job queue's (pg-boss) schema beside it, when a test made one
+      await client.query(`DROP SCHEMA IF EXISTS ${schema}, ${schema}_queue CASCADE`)
+      // the role sql/012_query_role.sql made for the schema (roles are the cluster's)
+      await client.query(`DROP ROLE IF EXISTS "${queryRoleOf(schema)}"`).catch(() => {})
     } finally {
       await client.end()
     }

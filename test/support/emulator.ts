@@ -1,7 +1,7 @@
 import { Context, Effect, Layer, type Scope } from "effect"
 import * as crypto from "node:crypto"
 import { Emulator, type EmulatorStartError } from "../../src/emulator/Emulator.js"
-import type { RecordDefinition } from "../../src/emulator/data/RecordType.js"
+import type { RecordDefinition } from "../../src/emulator/data/RecordDefinition.js"
 import type { EmulatorAdmin, Limits } from "../../src/emulator/EmulatorAdmin.js"
 import type { WebhookRetryOptions } from "../../src/emulator/Webhooks.js"
 import { registerSecret } from "./secretScan.js"

@@ -13,11 +13,13 @@ export interface Exchange {
 
 /**
  * A pass-through proxy in front of the emulator, for what the emulator itself does not do: `before` runs before a
- * GraphQL request is forwarded (e.g. changes the data under the pager), `after` may rewrite the answer (a broken
- * service). The connector is pointed at it through the ServiceUrl.
+ * GraphQL request is forwarded (e.g. changes the data under the pager), `variables` may change what is forwarded,
+ * `after` may rewrite the answer (a broken service). The connector is pointed at it through the ServiceUrl.
  */
 export const serviceProxy = (hooks: {
   readonly before?: (request: Omit<Exchange, "answer">, emulator: TestEmulatorShape) => Effect.Effect<void, unknown>
+  /** The variables forwarded instead of the request's (a service that ignores some of them). */
+  readonly variables?: (request: Omit<Exchange, "answer">) => Record<string, unknown>
   readonly after?: (exchange: Exchange, emulator: TestEmulatorShape) => string
 }) =>
   Layer.scoped(
@@ -29,10 +31,11 @@ export const serviceProxy = (hooks: {
         const chunks: Array<Buffer> = []
         req.on("data", (c: Buffer) => chunks.push(c))
         req.on("end", async () => {
-          const body = Buffer.concat(chunks)
+          let body = Buffer.concat(chunks)
           const graphql = req.url === "/api/graphql" ? (JSON.parse(body.toString()) as { operationName?: string; variables?: Record<string, unknown> }) : undefined
           const request = graphql ? { operationName: graphql.operationName, variables: graphql.variables ?? {} } : undefined
           if (request && hooks.before) await runPromise(Effect.orDie(hooks.before(request, emulator)))
+          if (request && hooks.variables) body = Buffer.from(JSON.stringify({ ...graphql, variables: hooks.variables(request) }))
           const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => k !== "host" && k !== "content-length")) as Record<string, string>
           const upstream = await fetch(`${emulator.baseUrl}${req.url}`, { method: req.method!, headers, redirect: "manual", ...(body.length > 0 ? { body } : {}) })
           let text = await upstream.text()

@@ -8,19 +8,28 @@ import { TestEmulator } from "./emulator.js"
 
 /**
  * Exactness of any stream against the emulator's own listing (`listRecords`): the warehouse's live rows of the
- * account are exactly the service's records (same ids, every mapped column equal), each parent's live line items are
+ * account are exactly the service's records (same ids, every mapped column equal, and `raw` holding the service's value
+ * of every field asked for), each parent's live line items are
  * exactly its line items (every column), each record's live custom fields exactly its custom fields (key, kind, label,
  * unit, value as text and as JSON), and no live line item or custom field is left under a record the service no
  * longer has. A mismatch names the stream,
  * the record and the column.
  */
 
+const valueAt = (record: unknown, path: ReadonlyArray<string>): unknown =>
+  path.reduce<unknown>((v, part) => (v === null || v === undefined ? undefined : (v as Record<string, unknown>)[part]), record) ?? null
+
+/** Every mapped column, and `raw` at each selected column's path, against the service's record. */
 const compareColumns = (where: string, columns: ReadonlyArray<Column>, stored: Record<string, unknown>, expected: Record<string, unknown>) => {
-  const got: Record<string, unknown> = {}
-  const want: Record<string, unknown> = {}
+  const got: Record<string, unknown> = { "raw.id": valueAt(stored.raw, ["id"]) }
+  const want: Record<string, unknown> = { "raw.id": expected.id }
   for (const c of columns) {
     got[c.column] = storedColumnValue(c, stored)
     want[c.column] = expectedColumnValue(c, expected)
+    if (!c.selected) continue
+    const raw = `raw.${c.path.join(".")}`
+    got[raw] = valueAt(stored.raw, c.path)
+    want[raw] = sanitizeJson(valueAt(expected, c.path))
   }
   if (JSON.stringify(got) !== JSON.stringify(want)) expect(got, where).toEqual(want)
 }
@@ -67,11 +76,12 @@ const expectedCustomField = (f: Record<string, unknown>): Omit<CustomFieldRow, "
 
 const idsOf = (list: unknown): Array<string> => ((list as ReadonlyArray<{ id: string }> | null | undefined) ?? []).map((x) => x.id).sort()
 
-export const expectStreamExact = (stream: AnyStream, accountId: string) =>
+/** `served`: against what the emulator serves the test's app (records and line items its paging faults withhold left out). */
+export const expectStreamExact = (stream: AnyStream, accountId: string, options: { readonly served?: boolean } = {}) =>
   Effect.gen(function* () {
-    const { admin } = yield* TestEmulator
+    const { admin, app } = yield* TestEmulator
     const sql = yield* SqlClient.SqlClient
-    const listed = yield* admin.listRecords({ accountId, collection: stream.connection })
+    const listed = yield* admin.listRecords({ accountId, collection: stream.connection, ...(options.served ? { servedTo: app.clientId } : {}) })
     const service = new Map(listed.map((r) => [String(r.id), r]))
     const rows = yield* sql<Record<string, unknown>>`SELECT * FROM ${sql(stream.table)} WHERE account_id = ${accountId} AND deleted_at IS NULL`
     const stored = new Map(rows.map((r) => [String(r.id), r]))
@@ -116,9 +126,9 @@ export const expectStreamExact = (stream: AnyStream, accountId: string) =>
   })
 
 /** Every stream exact; the number of live records of each. */
-export const expectAccountExact = (streams: ReadonlyArray<AnyStream>, accountId: string) =>
+export const expectAccountExact = (streams: ReadonlyArray<AnyStream>, accountId: string, options: { readonly served?: boolean } = {}) =>
   Effect.gen(function* () {
     const counts: Record<string, number> = {}
-    for (const stream of streams) counts[stream.name] = yield* expectStreamExact(stream, accountId)
+    for (const stream of streams) counts[stream.name] = yield* expectStreamExact(stream, accountId, options)
     return counts
   })

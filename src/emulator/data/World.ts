@@ -4,10 +4,8 @@ import { sequence } from "../Prng.js"
 import { serviceSchema } from "../schema.js"
 import { Collection, type CursorMode } from "./Collection.js"
 import { aliases, definitions as defaultDefinitions } from "./definitions.js"
-import {
-  childEdit, childRecord, customFieldsOf, defaultChildCount, editableFields, genericFields, genericFieldsExcept, type RecordDefinition,
-  type RecordInput
-} from "./RecordType.js"
+import type { RecordDefinition, RecordInput } from "./RecordDefinition.js"
+import { childEdit, childRecord, customFieldsOf, defaultChildCount, editableFields, genericFields, genericFieldsExcept } from "./RecordType.js"
 import { saltOf } from "./values.js"
 
 /** An account's records: one collection per record type, linked consistently, changed by admin operations and churn. */
@@ -107,11 +105,10 @@ export class Records {
    * The record as GraphQL serves the node with every field selected: scalars, enums and value objects, links as
    * `{ id }` (or null), custom fields; line items are `children`.
    */
-  record(index: number, only?: ReadonlySet<string>): Record<string, unknown> {
+  record(index: number, only?: ReadonlySet<string>): Record<string, unknown> & { id: string } {
     const input = this.input(index)
     const ctx = { seed: input.seed, index, createdMs: input.createdMs, webBase: input.webBase }
-    const out = this.schemaDrawn(only)(ctx)
-    out.id = this.collection.idOf(index)
+    const out = Object.assign(this.schemaDrawn(only)(ctx), { id: this.collection.idOf(index) })
     if (this.def.fields) Object.assign(out, this.def.fields(input))
     if (this.hasCreated) out.createdAt = isoSeconds(input.createdMs)
     if (this.hasUpdated) out.updatedAt = isoSeconds(input.updatedMs)
@@ -275,16 +272,21 @@ export const checkServed = (def: RecordDefinition): void => {
   if (listed !== `${def.nodeType}Connection`) throw new Error(`emulator: collection ${def.name}: its root field lists ${listed}, not ${def.nodeType}Connection`)
 }
 
+/** The default collections with `overrides` in place of those of the same name (or added), each checked as served. */
+export const collectionDefinitions = (overrides: ReadonlyArray<RecordDefinition> = []): ReadonlyArray<RecordDefinition> => {
+  const defs = new Map(defaultDefinitions.map((d) => [d.name, d]))
+  for (const d of overrides) {
+    checkServed(d)
+    defs.set(d.name, d)
+  }
+  return [...defs.values()]
+}
+
 export class World {
   private readonly byName = new Map<string, Records>()
 
   constructor(readonly options: WorldOptions) {
-    const defs = new Map(defaultDefinitions.map((d) => [d.name, d]))
-    for (const d of options.definitions ?? []) {
-      checkServed(d)
-      defs.set(d.name, d)
-    }
-    for (const def of defs.values()) this.byName.set(def.name, new Records(def, this, (options.seed + saltOf(def.name)) >>> 0))
+    for (const def of collectionDefinitions(options.definitions)) this.byName.set(def.name, new Records(def, this, (options.seed + saltOf(def.name)) >>> 0))
     // the seeded records of every collection draw their links over every collection's seeded records
     const seeded = new Map([...this.byName.values()].map((r) => [r.name, options.sizes?.[r.name] ?? r.def.size(options.jobs, options.seed)]))
     for (const records of this.byName.values()) records.create(seeded.get(records.name)!, records.seed, options.nowMs, seeded)
@@ -303,6 +305,11 @@ export class World {
     return this.byName.has(name) || aliases[name] !== undefined
   }
 
+  /** The scope a token needs to read this root field, when it lists a collection. */
+  scopeOf(name: string): string | undefined {
+    return this.has(name) ? this.records(name).def.scope : undefined
+  }
+
   records(name: string): Records {
     const records = this.byName.get(aliases[name] ?? name)
     if (records === undefined) throw new Error(`emulator: no collection ${name} (the collections are ${this.names.join(", ")})`)
@@ -316,7 +323,7 @@ export class World {
   }
 
   /** A record as the admin API lists it: the node with every field, line items as their full list. */
-  listed(name: string, index: number): Record<string, unknown> {
+  listed(name: string, index: number): Record<string, unknown> & { id: string } {
     const records = this.records(name)
     const record = records.record(index)
     if (records.def.children !== undefined) record[records.def.children.field] = records.children(index)

@@ -1,7 +1,7 @@
 import { isoSeconds } from "../Ids.js"
 import { editedFields, generateJob } from "../JobGenerator.js"
 import { hash32, pick, unit } from "../Prng.js"
-import type { LinkRule, RecordDefinition, RecordInput } from "./RecordType.js"
+import type { LinkRule, RecordDefinition, RecordInput } from "./RecordDefinition.js"
 
 /**
  * Every collection of the schema subset, as data. Links keep the world consistent: a job's property belongs to its
@@ -43,6 +43,7 @@ const jobContext = (input: RecordInput) => ({ seed: input.seed, idBase: input.id
 
 export const jobs: RecordDefinition = {
   name: "jobs",
+  scope: "read_jobs",
   nodeType: "Job",
   size: (jobs) => jobs,
   fields: (input) => {
@@ -79,6 +80,7 @@ const personName = (input: RecordInput, salt: number) => {
 
 export const clients: RecordDefinition = {
   name: "clients",
+  scope: "read_clients",
   nodeType: "Client",
   size: (jobs) => Math.ceil(jobs / 3),
   fields: (input) => {
@@ -102,6 +104,7 @@ export const clients: RecordDefinition = {
 
 export const properties: RecordDefinition = {
   name: "properties",
+  scope: "read_clients",
   nodeType: "Property",
   size: (jobs) => Math.ceil((Math.ceil(jobs / 3) * 6) / 5),
   fields: (input) => ({ jobberWebUri: `${input.webBase}/properties/${input.idNumber}` }),
@@ -115,6 +118,7 @@ export const properties: RecordDefinition = {
 
 export const requests: RecordDefinition = {
   name: "requests",
+  scope: "read_requests",
   nodeType: "Request",
   size: (jobs) => Math.ceil(jobs / 4),
   fields: (input) => ({ jobberWebUri: `${input.webBase}/requests/${input.idNumber}`, app: null }),
@@ -138,6 +142,7 @@ export const requests: RecordDefinition = {
 
 export const quotes: RecordDefinition = {
   name: "quotes",
+  scope: "read_quotes",
   nodeType: "Quote",
   size: (jobs) => Math.ceil(jobs / 2),
   fields: (input) => ({ quoteNumber: String(input.index + 1), jobberWebUri: `${input.webBase}/quotes/${input.idNumber}`, transitionedAt: isoSeconds(input.updatedMs) }),
@@ -162,6 +167,7 @@ export const quotes: RecordDefinition = {
 
 export const visits: RecordDefinition = {
   name: "visits",
+  scope: "read_jobs",
   nodeType: "Visit",
   size: (jobs) => Math.floor(jobs * 1.5),
   fields: (input) => ({ visitStatus: pick(["UPCOMING", "TODAY", "COMPLETED", "LATE", "UNSCHEDULED"], input.seed, input.index, 601) }),
@@ -190,6 +196,7 @@ export const visits: RecordDefinition = {
 
 export const invoices: RecordDefinition = {
   name: "invoices",
+  scope: "read_invoices",
   nodeType: "Invoice",
   size: (jobs) => Math.ceil(jobs / 2),
   fields: (input) => ({ invoiceNumber: String(input.index + 1), jobberWebUri: `${input.webBase}/invoices/${input.idNumber}`, jobIds: [], propertyIds: [], transactionIds: [] }),
@@ -220,6 +227,7 @@ export const invoices: RecordDefinition = {
 
 export const users: RecordDefinition = {
   name: "users",
+  scope: "read_users",
   nodeType: "User",
   size: (_jobs, seed) => 5 + (seed % 16),
   fields: (input) => {
@@ -233,6 +241,7 @@ export const users: RecordDefinition = {
 
 export const products: RecordDefinition = {
   name: "products",
+  scope: "read_products",
   nodeType: "ProductOrService",
   size: (_jobs, seed) => 30 + (seed % 71),
   fields: (input) => ({ visible: unit(input.seed, input.index, 901) < 0.9 }),
@@ -247,6 +256,9 @@ export const products: RecordDefinition = {
 
 /** The collections of an account, parents first. */
 export const definitions: ReadonlyArray<RecordDefinition> = [users, products, clients, properties, requests, quotes, jobs, visits, invoices]
+
+/** The scopes of these collections: what an app asks for unless it says otherwise. */
+export const scopesOf = (defs: ReadonlyArray<RecordDefinition>): ReadonlyArray<string> => [...new Set(defs.map((d) => d.scope))]
 
 /** Root fields that list another collection's records (the deprecated `productOrServices`: the products, all of them). */
 export const aliases: Readonly<Record<string, string>> = { productOrServices: "products" }

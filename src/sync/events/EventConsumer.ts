@@ -1,18 +1,20 @@
 import { SqlClient, type SqlError } from "@effect/sql"
-import { Chunk, Clock, Context, Duration, Effect, FiberMap, Layer, Metric, Random, Schema, Stream } from "effect"
+import { Clock, Context, Duration, Effect, FiberMap, Layer, Metric, Random } from "effect"
 import type { AccountCredentials } from "../../api/ServiceClient.js"
 import { AccessTokens } from "../../auth/AccessTokens.js"
+import { Connections } from "../../auth/Connections.js"
+import { EventQueue, type QueuedEvent } from "../../events/EventQueue.js"
 import * as Metrics from "../../observability/metrics.js"
 import { AccountLocks } from "../AccountLocks.js"
 import { Checkpoints } from "../Checkpoints.js"
+import { Dependents, pointsOf } from "../Dependents.js"
 import type { Page, ReceivedNode } from "../model.js"
 import { Pager } from "../Pager.js"
-import type { ChangedItem, RefetchReader } from "../Refetch.js"
-import { describeError, isRevocation, type StreamError } from "../RunOutcome.js"
+import { type ChangedItem, refetchReader } from "../Refetch.js"
+import { describeError, isRevocation } from "../RunOutcome.js"
 import type { AnyStream } from "../streams/Stream.js"
 import { SyncSettings } from "../SyncSettings.js"
 import { Warehouse } from "../Warehouse.js"
-import { EventQueue, type QueuedEvent } from "./EventQueue.js"
 import { EventSettings, retryDelay } from "./EventSettings.js"
 import { restartsInARow } from "./restarts.js"
 import { changeOf } from "./topics.js"
@@ -20,12 +22,16 @@ import { changeOf } from "./topics.js"
 /** What draining one account did. */
 export interface DrainReport {
   readonly accountId: string
-  /** locked: another process writes the account now (its events wait); needs-reconnect: its tokens were refused. */
-  readonly outcome: "drained" | "locked" | "needs-reconnect"
+  /**
+   * locked: another process writes the account now (its events wait); needs-reconnect: its tokens were refused;
+   * api-version-replaced: the service answered from another API version than the pinned one (its events wait).
+   */
+  readonly outcome: "drained" | "locked" | "needs-reconnect" | "api-version-replaced"
   readonly applied: number
   readonly failed: number
+  /** Left to the stream's next full pass, or (needs-reconnect) waiting until the account is connected again. */
   readonly deferred: number
-  /** Records landed (read again), and marked deleted. */
+  /** Records landed (read again), and marked deleted: those the events named and the rows holding their data. */
   readonly landed: number
   readonly deleted: number
   readonly costPoints: number
@@ -35,7 +41,11 @@ export interface DrainReport {
  * Applies the change events the webhook inbox queued: per account (under its lock, like `sync`), item ids grouped by
  * stream, read again the stream's way (by id where the collection filters by id) in batches the budget sizes, and
  * landed like any page (children included); a destroy, or an item a read by id no longer finds, is marked deleted at
- * once. A pass and the consumer may land the same rows in any order: the landing keeps the newest (see steps.ts).
+ * once. The rows of other streams that hold the changed records' data (`dependsOn`: a visit's line items are its
+ * job's) are read again and landed in the same transaction (Dependents.ts). A pass and the consumer may land the same
+ * rows in any order: the landing keeps the newest (see steps.ts). The events of an account that is not connected
+ * (revoked, disconnected) wait, no attempt counted, until it is connected again; then they are applied (or, past the
+ * retention, pruned).
  */
 export class EventConsumer extends Context.Tag("account-sync/EventConsumer")<
   EventConsumer,
@@ -52,8 +62,6 @@ export class EventConsumer extends Context.Tag("account-sync/EventConsumer")<
 /** Events taken per round of an account. */
 const roundSize = 500
 
-const NodeColumn = Schema.Struct({ id: Schema.String, v: Schema.NullOr(Schema.String) })
-
 interface StreamResult {
   readonly landed: number
   readonly deleted: number
@@ -66,28 +74,18 @@ export const EventConsumerLive = Layer.effect(
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const queue = yield* EventQueue
-    const pager = yield* Pager
     const warehouse = yield* Warehouse
+    const dependents = yield* Dependents
     const checkpoints = yield* Checkpoints
     const tokens = yield* AccessTokens
+    const connections = yield* Connections
     const locks = yield* AccountLocks
     const settings = yield* EventSettings
     const streams = (yield* SyncSettings).streams.catalog
 
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
-    const readerFor = <E>(credentials: AccountCredentials<E>, stream: AnyStream): RefetchReader<StreamError | E> => ({
-      pages: (variables, atMost) =>
-        Effect.map(Stream.runCollect(pager.pages({ credentials, stream, variables, ...(atMost === undefined ? {} : { atMost }) })), Chunk.toReadonlyArray),
-      stored: (ids, column) =>
-        Effect.map(
-          Effect.flatMap(
-            sql`SELECT id, ${sql(column)}::text AS v FROM ${sql(stream.table)} WHERE account_id = ${credentials.accountId} AND id IN ${sql.in(ids)}`,
-            (rows) => Effect.orDie(Schema.decodeUnknown(Schema.Array(NodeColumn))(rows))
-          ),
-          (rows) => new Map(rows.map((r) => [r.id, r.v]))
-        )
-    })
+    const readerFor = refetchReader(yield* Pager, warehouse)
 
     /** One stream's events of one account: destroys marked, the rest read again and landed, all settled together. */
     const applyStream = <E>(credentials: AccountCredentials<E>, stream: AnyStream, events: ReadonlyArray<QueuedEvent>) =>
@@ -109,31 +107,38 @@ export const EventConsumerLive = Layer.effect(
             : stream.refetch === undefined
               ? { pages: [], gone: [], unreachable: changed.map((c) => c.id) }
               : yield* stream.refetch.read(changed, readerFor(credentials, stream))
+        // the rows of other streams that hold these records' data (a visit's line items are its job's), read again too
+        const earliest = new Date(Math.min(...events.map((e) => e.occurredAt.getTime())))
+        const dependentReads = yield* dependents.read(credentials, stream, [...latest.keys()], earliest)
         const nodes: Array<ReceivedNode> = read.pages.flatMap((p) => p.nodes)
         const fetchedAt = new Date(Math.min(...read.pages.map((p) => p.fetchedAtMs), Number.MAX_SAFE_INTEGER))
         const at = yield* now
         const unreachable = new Set(read.unreachable)
         const deferredEvents = events.filter((e) => unreachable.has(e.itemId)).map((e) => e.id)
         const appliedEvents = events.filter((e) => !unreachable.has(e.itemId)).map((e) => e.id)
-        const deleted = yield* sql.withTransaction(
+        const { deleted, dependentsLanded } = yield* sql.withTransaction(
           Effect.gen(function* () {
             let deleted = 0
             if (destroyedIds.length > 0) deleted += (yield* warehouse.markDeleted(accountId, stream, destroyedIds, at)).length
             if (nodes.length > 0) yield* warehouse.land({ accountId, stream, nodes, pass: undefined, recordSeen: true, fetchedAt })
             if (read.gone.length > 0) deleted += (yield* warehouse.markDeleted(accountId, stream, read.gone, at)).length
+            const following = yield* dependents.land(accountId, dependentReads, at)
+            deleted += following.deleted
             if (deferredEvents.length > 0) {
               yield* checkpoints.requestFullPass(accountId, stream.name)
               yield* queue.applied(deferredEvents, at, "deferred")
             }
             if (appliedEvents.length > 0) yield* queue.applied(appliedEvents, at)
-            return deleted
+            // all the events announced is landed: the stream is known current as of the re-read (or now, for destroys)
+            if (appliedEvents.length > 0 && deferredEvents.length === 0) yield* checkpoints.markCurrent(accountId, stream.name, nodes.length > 0 ? fetchedAt : at)
+            return { deleted, dependentsLanded: following.landed }
           })
         )
         yield* Metric.incrementBy(Metrics.forAccount(Metrics.eventsApplied, accountId), appliedEvents.length)
         for (const e of events) yield* Metric.update(Metrics.eventLagSeconds, Math.max(0, (at.getTime() - e.occurredAt.getTime()) / 1000))
         // the points metric is counted per query where every query is (CostBudget.observe), not here again
-        const costPoints = read.pages.reduce((p, page) => p + page.costPoints, 0)
-        return { landed: new Set(nodes.map((n) => n.node.id)).size, deleted, deferred: deferredEvents.length, costPoints } satisfies StreamResult
+        const costPoints = read.pages.reduce((p, page) => p + page.costPoints, 0) + pointsOf(dependentReads)
+        return { landed: new Set(nodes.map((n) => n.node.id)).size + dependentsLanded, deleted, deferred: deferredEvents.length, costPoints } satisfies StreamResult
       }).pipe(Effect.withSpan("events.stream", { attributes: { accountId: credentials.accountId, stream: stream.name, events: events.length } }))
 
     const failEvents = (accountId: string, events: ReadonlyArray<QueuedEvent>, error: string) =>
@@ -177,10 +182,18 @@ export const EventConsumerLive = Layer.effect(
               continue
             }
             const error = result.left
+            // not the events' fault: they stay due, no attempt spent, until the pin is moved (or the replacement allowed)
+            if (error._tag === "ApiVersionReplaced") return { ...report, outcome: "api-version-replaced" as const }
+            // the account's lock went with its session: another process may write it now (its events wait, no attempt spent)
+            if (error._tag === "AccountLockLost") return { ...report, outcome: "locked" as const }
+            // nothing more can be read for the account: its events wait for it to be reconnected
+            if (isRevocation(error) && (yield* connections.status(accountId)) !== "active") {
+              const waiting = yield* queue.waitForReconnect(accountId, `${stream.name}: ${describeError(error)}`)
+              yield* Effect.logWarning(`${waiting} change event(s) wait until the account is connected again: ${describeError(error)}`)
+              return { ...report, deferred: report.deferred + waiting, outcome: "needs-reconnect" as const }
+            }
             yield* failEvents(accountId, group, `${stream.name}: ${describeError(error)}`)
             report.failed += group.length
-            // nothing more can be read for the account: its events wait for it to be reconnected
-            if (isRevocation(error)) return { ...report, outcome: "needs-reconnect" as const }
           }
         }
         return report
@@ -190,8 +203,20 @@ export const EventConsumerLive = Layer.effect(
         Effect.withSpan("events.drain", { attributes: { accountId } })
       )
 
+    /** The events of accounts connected again since they had to wait: due now. */
+    const resumeReconnected = Effect.gen(function* () {
+      for (const accountId of yield* queue.accountsWaitingForReconnect()) {
+        if ((yield* connections.status(accountId)) !== "active") continue
+        yield* queue.resume(accountId, yield* now)
+        yield* Effect.logInfo("the account is connected again: its waiting change events are due").pipe(Effect.annotateLogs({ accountId }))
+      }
+    })
+
     const drainAll = () =>
-      Effect.flatMap(Effect.flatMap(now, queue.accountsDue), (accounts) => Effect.forEach(accounts, drain, { concurrency: settings.concurrency }))
+      resumeReconnected.pipe(
+        Effect.zipRight(Effect.flatMap(now, queue.accountsDue)),
+        Effect.flatMap((accounts) => Effect.forEach(accounts, drain, { concurrency: settings.concurrency }))
+      )
 
     // an account whose queue emptied is set to 0, not left at its last depth
     const published = new Set<string>()
@@ -209,6 +234,7 @@ export const EventConsumerLive = Layer.effect(
       const running = yield* FiberMap.make<string>()
       const permits = yield* Effect.makeSemaphore(settings.concurrency)
       for (;;) {
+        yield* resumeReconnected
         const due = yield* Effect.flatMap(now, queue.accountsDue)
         for (const accountId of due) {
           yield* FiberMap.run(

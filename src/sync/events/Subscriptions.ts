@@ -1,7 +1,6 @@
 import { Context, Effect, Layer, Schema } from "effect"
-import { isEnumType } from "graphql"
 import { gql } from "graphql-tag"
-import { serviceSchema } from "../../api/serviceSchema.js"
+import { webhookTopicNames } from "../../api/serviceSchema.js"
 import { ServiceClient } from "../../api/ServiceClient.js"
 import { AccessTokens } from "../../auth/AccessTokens.js"
 import { describeError, type StreamError } from "../RunOutcome.js"
@@ -47,13 +46,8 @@ const CreateData = Schema.Struct({
 
 /** Every topic of the service's WebHookTopicEnum that belongs to one of the streams (JOB_CREATE, JOB_UPDATE, ...). */
 export const topicsOf = (streams: ReadonlyArray<AnyStream>): ReadonlyArray<string> => {
-  const topics = serviceSchema().getType("WebHookTopicEnum")
-  if (!isEnumType(topics)) throw new Error("the schema subset has no WebHookTopicEnum")
   const prefixes = streams.flatMap((s) => (s.topic === undefined ? [] : [`${s.topic}_`]))
-  return topics
-    .getValues()
-    .map((v) => v.name)
-    .filter((name) => prefixes.some((p) => name.startsWith(p)))
+  return webhookTopicNames().filter((name) => prefixes.some((p) => name.startsWith(p)))
 }
 
 export interface SubscriptionResult {

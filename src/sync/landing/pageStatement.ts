@@ -8,16 +8,18 @@ export const PageLanded = Schema.Struct({
   open: Schema.Boolean,
   tracks_seen: Schema.NullOr(Schema.Boolean),
   /** Rows inserted or changed. */
-  written: Schema.Number
+  written: Schema.Number,
+  /** This run still held the account's lock (false: nothing was written; the run must stop). */
+  held: Schema.Boolean
 })
 export type PageLanded = typeof PageLanded.Type
 
 /**
- * One statement for a batch of pages: `WITH <step>, <step>, ... SELECT open, tracks_seen, written`. One statement is
+ * One statement for a batch of pages: `WITH <step>, <step>, ... SELECT open, tracks_seen, written, held`. One statement is
  * one transaction: the rows and their cursor commit together, with one round trip. Its text depends only on the
  * stream and the steps (every value is a parameter), so it is prepared once per connection.
  */
 export const pageStatement = (sql: SqlClient.SqlClient, steps: ReadonlyArray<LandingStep>, values: PageValues): Statement.Statement<unknown> =>
   sql`WITH ${sql.join(", ", false)(steps.map((step) => sql`${sql.literal(step.name)} AS (${step.sql(sql, values)})`))}
     SELECT EXISTS (SELECT 1 FROM pass) AS open, (SELECT tracks_seen FROM pass) AS tracks_seen,
-      (SELECT count(*) FROM landed)::int AS written`
+      (SELECT count(*) FROM landed)::int AS written, (SELECT held FROM lease) AS held`

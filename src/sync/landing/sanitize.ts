@@ -6,7 +6,7 @@
  *   stays readable.
  */
 const NUL = /\u0000/g
-// String.prototype.isWellFormed / toWellFormed (ES2024, in Node 20): lone surrogates -> U+FFFD
+// String.prototype.isWellFormed / toWellFormed (ES2024): lone surrogates -> U+FFFD
 type WellFormedString = string & { isWellFormed(): boolean; toWellFormed(): string }
 const wellFormed = (s: string) => ((s as WellFormedString).isWellFormed() ? s : (s as WellFormedString).toWellFormed())
 const storable = (s: string) => !s.includes("\u0000") && (s as WellFormedString).isWellFormed()

@@ -1,4 +1,5 @@
 import type { SqlClient, Statement } from "@effect/sql"
+import { leaseHeld, type LockSession } from "../AccountLocks.js"
 import type { PassKind } from "../model.js"
 import type { AnyStream, ChildDefinition, Column } from "../streams/Stream.js"
 import type { PageJson } from "./pageParams.js"
@@ -27,6 +28,8 @@ export interface PageValues {
   readonly recordSeen: boolean
   /** When the rows were asked of the service (the first page of the batch): a row marked deleted after that stays so. */
   readonly fetchedAt: Date | undefined
+  /** The session holding the account's lock for this run (none: the caller holds no lock, or the database is embedded). */
+  readonly lease: LockSession | undefined
 }
 
 /**
@@ -36,6 +39,15 @@ export interface PageValues {
 export interface LandingStep {
   readonly name: string
   readonly sql: (sql: SqlClient.SqlClient, values: PageValues) => Statement.Fragment
+}
+
+/**
+ * `lease`: whether this run still holds the account (its lock's session is alive and holds it), read in the page's
+ * own transaction. Nothing is written without it (`pass` depends on it), and the statement reports it.
+ */
+export const leaseStep: LandingStep = {
+  name: "lease",
+  sql: (sql, v) => (v.lease === undefined ? sql`SELECT true AS held` : sql`SELECT ${leaseHeld(sql, v.accountId, v.lease)} AS held`)
 }
 
 /**
@@ -49,8 +61,9 @@ export const checkpointStep: LandingStep = {
   name: "pass",
   sql: (sql, v) =>
     v.pass === undefined
-      ? sql`SELECT tracks_seen FROM sync_checkpoints WHERE account_id = ${v.accountId} AND stream = ${v.stream.name}
-          UNION ALL SELECT false WHERE NOT EXISTS (SELECT 1 FROM sync_checkpoints WHERE account_id = ${v.accountId} AND stream = ${v.stream.name})`
+      ? sql`SELECT tracks_seen FROM sync_checkpoints WHERE account_id = ${v.accountId} AND stream = ${v.stream.name} AND (SELECT held FROM lease)
+          UNION ALL SELECT false WHERE NOT EXISTS (SELECT 1 FROM sync_checkpoints WHERE account_id = ${v.accountId} AND stream = ${v.stream.name})
+            AND (SELECT held FROM lease)`
       : sql`
     UPDATE sync_checkpoints SET
       partition = ${v.pass.partition},
@@ -60,7 +73,7 @@ export const checkpointStep: LandingStep = {
       high_water_mark = CASE WHEN ${v.pass.kind} = 'full'
         THEN LEAST(GREATEST(high_water_mark, ${v.pass.highWaterMark}::timestamptz), pass_started_at) ELSE high_water_mark END,
       updated_at = now()
-    WHERE account_id = ${v.accountId} AND stream = ${v.stream.name} AND pass_kind = ${v.pass.kind}
+    WHERE account_id = ${v.accountId} AND stream = ${v.stream.name} AND pass_kind = ${v.pass.kind} AND (SELECT held FROM lease)
     RETURNING tracks_seen`
 }
 
@@ -74,13 +87,20 @@ export const nodesStep: LandingStep = {
 
 const quoted = (name: string) => `"${name.replace(/"/g, '""')}"`
 
+/** A number written as text (a coordinate some types send as a string): anything else is not cast. */
+export const numberText = "^\\s*[-+]?([0-9]+\\.?[0-9]*|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*$"
+
 /** How a column's value is read from `r` (the node through jsonb_to_record): top-level by name, nested by path. */
 const extract = (c: Column): string => {
   if (!c.selected) return `NULL::${c.type}`
   const [head, ...rest] = c.path
   if (rest.length === 0) return `r.${quoted(head!)}`
   const text = `(r.${quoted(head!)} #>> '{${rest.join(",")}}')`
-  return c.type === "jsonb" ? `(r.${quoted(head!)} #> '{${rest.join(",")}}')` : c.type === "text" ? text : `${text}::${c.type}`
+  if (c.type === "jsonb") return `(r.${quoted(head!)} #> '{${rest.join(",")}}')`
+  if (c.type === "text") return text
+  // a coordinate may come as a string that is no number: null, never a failed page (raw keeps what was sent)
+  if (c.type === "double precision") return `(CASE WHEN ${text} ~ '${numberText}' THEN ${text}::double precision END)`
+  return `${text}::${c.type}`
 }
 
 /** The record definition of jsonb_to_record: top-level fields with their type, or jsonb when columns read inside them. */
@@ -300,6 +320,7 @@ export const seenStep: LandingStep = {
 
 /** The steps of a stream's page statement, in order: its rows, its children's, its custom fields, the seen ids. */
 export const pageSteps = cached((stream): ReadonlyArray<LandingStep> => [
+  leaseStep,
   checkpointStep,
   nodesStep,
   rowsStep,

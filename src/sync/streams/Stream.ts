@@ -1,28 +1,15 @@
-import { type DocumentNode, getNamedType, type GraphQLField, type GraphQLNamedType, isObjectType, parse } from "graphql"
-import { type Duration, Option, Schema, SchemaAST as AST } from "effect"
+import { type DocumentNode, getNamedType } from "graphql"
+import { type Duration, Schema } from "effect"
 import { serviceSchema } from "../../api/serviceSchema.js"
 import type { Incremental } from "../Incremental.js"
 import { byIds, type Refetch } from "../Refetch.js"
 import type { Variables } from "../model.js"
-import { EmbeddedAnnotation, LinkAnnotation } from "./fields.js"
+import { type Column, deriveColumns, graphqlField, snake } from "./columns.js"
+import { childSelection, connectionQuery, countQuery, customFieldsSelection, followUpQuery, type Paging, type PagingDocuments, pascal } from "./documents.js"
 
-/** Postgres types a mapped column can have; the Warehouse takes each column out of the node JSON as that type. */
-export type ColumnType = "text" | "integer" | "double precision" | "boolean" | "timestamptz" | "jsonb"
+export type { Paging, PagingDocuments } from "./documents.js"
 
-export interface Column {
-  /** Where the value is in the node, e.g. ["jobNumber"], ["client", "id"], ["amounts", "total"]. */
-  readonly path: ReadonlyArray<string>
-  /** Column of the table (snake_case of the path; a link is `<field>_id`). */
-  readonly column: string
-  readonly type: ColumnType
-  readonly nullable: boolean
-  /** For a link column: the stream (or child table) the id belongs to. */
-  readonly link?: string
-  /** The schema's description of the field. */
-  readonly description?: string
-  /** False when the field is excluded by configuration: not requested, the column stays null. */
-  readonly selected: boolean
-}
+export type { Column, ColumnType } from "./columns.js"
 
 /** The rows of a connection inside each node (line items): a child table, replaced with its parent. */
 export interface ChildDefinition {
@@ -43,8 +30,11 @@ export interface ChildDefinition {
   readonly innerPage: number
   /** The variable that sizes the inner page in the page query, e.g. "lineItemsFirst". */
   readonly firstVariable: string
-  /** The rest of one parent's children: the parent at `$offset` of the pass's order, its children from `$childOffset`. */
-  readonly followUpDocument: DocumentNode
+  /**
+   * The rest of one parent's children, for each way of paging: the parents from `$offset` (or after `$after`) of the
+   * pass's order, `$first` of them (the parent is found among them by id), their children from `$childOffset`.
+   */
+  readonly followUp: Readonly<Record<Paging, DocumentNode>>
 }
 
 /** What a stream is, written by hand: everything else is derived by `define`. */
@@ -80,6 +70,19 @@ export interface StreamSpec<Fields extends Schema.Struct.Fields> {
   readonly topic?: string
   /** How the records change events name are read again (default: by id, when `lookup` is given). */
   readonly refetch?: Refetch
+  /**
+   * Other streams whose records this stream's rows hold data of, with no event of this stream when they change (a
+   * visit's line items are its job's): when records of `stream` change (a change event, a destroy included, or an
+   * incremental pass), the stored rows of this one whose `column` (a link to `stream`) names one of them are read again
+   * its own way (`refetch`) and landed. See sync/Dependents.ts.
+   */
+  readonly dependsOn?: ReadonlyArray<Dependency>
+}
+
+/** `column` of the stream's rows links them to records of `stream`, whose changes change them (StreamSpec.dependsOn). */
+export interface Dependency {
+  readonly stream: string
+  readonly column: string
 }
 
 export interface ChildSpec {
@@ -111,8 +114,10 @@ export interface StreamDefinition<Node extends { readonly id: string } = { reado
   readonly customFields: string | undefined
   /** The page query: `$first: Int!`, `$offset: Int!`, the connection's own arguments, and each child's inner page. */
   readonly document: DocumentNode
-  /** The same pages with nothing but each node's id (a listing to check a pass against, at a point a row). */
+  /** The same pages with nothing but each node's id (a listing to check a pass against, at a few points a row). */
   readonly idsDocument: DocumentNode
+  /** The page and ids queries of each way of paging (`offset`: `document` and `idsDocument`). */
+  readonly documents: Readonly<Record<Paging, PagingDocuments>>
   /** The number of rows in the connection. */
   readonly countDocument: DocumentNode
   /** Where the connection is in `data`. */
@@ -130,149 +135,13 @@ export interface StreamDefinition<Node extends { readonly id: string } = { reado
   readonly topic: string | undefined
   /** How records named by change events are read again; undefined: only its full passes bring them. */
   readonly refetch: Refetch | undefined
+  /** The streams whose changes change its rows, by the column that links them (none when that column is excluded). */
+  readonly dependsOn: ReadonlyArray<Dependency>
   /** The spec it was defined from (configuration derives a narrower stream from it). */
   readonly spec: StreamSpec<any>
 }
 
 export type AnyStream = StreamDefinition<any>
-
-export const snake = (field: string) => field.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)
-
-const hasAnnotation = (ast: AST.AST, id: symbol) => Option.isSome(AST.getAnnotation(ast, id))
-
-/** A nullable field's inner type (`NullOr(X)` -> X, nullable), else the type itself. */
-const unwrapNull = (ast: AST.AST): { readonly ast: AST.AST; readonly nullable: boolean } => {
-  if (ast._tag === "Union") {
-    const rest = ast.types.filter((t) => !(t._tag === "Literal" && t.literal === null))
-    if (rest.length === 1 && rest.length < ast.types.length) return { ast: rest[0]!, nullable: true }
-  }
-  return { ast, nullable: false }
-}
-
-const scalarType = (ast: AST.AST, where: string): ColumnType => {
-  switch (ast._tag) {
-    case "Refinement": {
-      const id = Option.getOrUndefined(AST.getIdentifierAnnotation(ast))
-      if (id === "DateTime") return "timestamptz"
-      if (id === "Int") return "integer"
-      return scalarType(ast.from, where)
-    }
-    case "StringKeyword":
-      return "text"
-    case "NumberKeyword":
-      return "double precision"
-    case "BooleanKeyword":
-      return "boolean"
-    case "Literal":
-      return typeof ast.literal === "string" ? "text" : typeof ast.literal === "number" ? "double precision" : "boolean"
-    case "Union":
-      if (ast.types.every((t) => t._tag === "Literal" && typeof t.literal === "string")) return "text"
-      break
-    case "TupleType":
-    case "TypeLiteral":
-      return "jsonb"
-  }
-  throw new Error(`stream field ${where}: no column type for a Schema of kind ${ast._tag}`)
-}
-
-/** The selection of an object kept whole (a jsonb column): every field of its Schema. */
-const wholeSelection = (ast: AST.AST): string => {
-  const inner = unwrapNull(ast).ast
-  if (inner._tag === "TupleType") return inner.rest.length > 0 ? wholeSelection(inner.rest[0]!.type) : ""
-  if (inner._tag !== "TypeLiteral") return ""
-  return `{ ${inner.propertySignatures.map((ps) => `${String(ps.name)} ${wholeSelection(ps.type)}`.trim()).join(" ")} }`
-}
-
-const graphqlField = (type: GraphQLNamedType | undefined | null, name: string, where: string): GraphQLField<unknown, unknown> => {
-  if (type === undefined || type === null || !isObjectType(type)) {
-    throw new Error(`stream field ${where}: ${type?.name ?? "the type"} is not an object type of the schema`)
-  }
-  const field = type.getFields()[name]
-  if (field === undefined) throw new Error(`stream field ${where}: ${type.name} has no field \`${name}\` in the schema subset`)
-  return field
-}
-
-/** The columns and the GraphQL selection of a node's fields (an embedded object recurses with a prefix). */
-const derive = (
-  fields: ReadonlyArray<AST.PropertySignature>,
-  type: GraphQLNamedType | undefined,
-  prefix: ReadonlyArray<string>,
-  parentNullable: boolean,
-  excluded: ReadonlySet<string>
-): { readonly columns: ReadonlyArray<Column>; readonly selection: ReadonlyArray<string> } => {
-  const columns: Array<Column> = []
-  const selection: Array<string> = []
-  for (const ps of fields) {
-    const name = String(ps.name)
-    const path = [...prefix, name]
-    const where = path.join(".")
-    const gql = graphqlField(type, name, where)
-    if (prefix.length === 0 && name === "id") {
-      selection.push("id")
-      continue
-    }
-    const selected = !path.some((_, i) => excluded.has(path.slice(0, i + 1).join(".")))
-    const { ast, nullable: ownNullable } = unwrapNull(ps.type)
-    const nullable = parentNullable || ownNullable || ps.isOptional
-    const description = gql.description ?? undefined
-    const about = { selected, ...(description ? { description } : {}) }
-    if (hasAnnotation(ast, LinkAnnotation)) {
-      const target = Option.getOrThrow(AST.getAnnotation<string>(ast, LinkAnnotation))
-      columns.push({ path: [...path, "id"], column: `${path.map(snake).join("_")}_id`, type: "text", nullable, link: target, ...about })
-      if (selected) selection.push(`${name} { id }`)
-    } else if (hasAnnotation(ast, EmbeddedAnnotation) && ast._tag === "TypeLiteral") {
-      const inner = derive(ast.propertySignatures, getNamedType(gql.type), path, nullable, excluded)
-      columns.push(...inner.columns)
-      if (inner.selection.length > 0) selection.push(`${name} { ${inner.selection.join(" ")} }`)
-    } else {
-      columns.push({ path, column: path.map(snake).join("_"), type: scalarType(ast, where), nullable, ...about })
-      if (selected) selection.push(`${name} ${wholeSelection(ast)}`.trim())
-    }
-  }
-  return { columns, selection }
-}
-
-const pascal = (name: string) => name.replace(/(^|_)([a-z])/g, (_, __, c: string) => c.toUpperCase())
-
-/** Arguments a stream never passes: pagination is the pager's, search is not a list. */
-const notPassed = new Set(["first", "last", "after", "before", "offset", "searchTerm", "searchFields"])
-
-/** The root field's own arguments a stream's queries pass through as variables (its order, filter, ...). */
-const passedArguments = (connection: string) =>
-  graphqlField(serviceSchema().getQueryType(), connection, `(root) ${connection}`)
-    .args.filter((a) => !notPassed.has(a.name))
-    .map((a) => ({ name: a.name, type: String(a.type) }))
-
-/**
- * A query over the stream's connection: `first` rows from position `offset` (positions, not cursors: a pass checks
- * that each page joins the rows it already has, whatever the service's cursors are), with the connection's own
- * arguments, selecting `selection` of each node. No pageInfo: a page shorter than `first` is the last (pageInfo would
- * cost its fields once per row slot).
- */
-const connectionQuery = (operation: string, connection: string, selection: string, extraVariables: ReadonlyArray<string> = []): DocumentNode => {
-  const passed = passedArguments(connection)
-  const declared = ["$first: Int!", "$offset: Int!", ...passed.map((a) => `$${a.name}: ${a.type}`), ...extraVariables].join(", ")
-  const args = ["first: $first", "offset: $offset", ...passed.map((a) => `${a.name}: $${a.name}`)].join(", ")
-  return parse(`query ${operation}(${declared}) { ${connection}(${args}) { nodes { ${selection} } } }`)
-}
-
-/** How many rows the connection holds (`first: 1`: the cheapest page that carries the count). */
-const countQuery = (operation: string, connection: string): DocumentNode => {
-  const passed = passedArguments(connection).filter((a) => a.name !== "sort")
-  const declared = passed.map((a) => `$${a.name}: ${a.type}`).join(", ")
-  const args = ["first: 1", ...passed.map((a) => `${a.name}: $${a.name}`)].join(", ")
-  return parse(`query ${operation}${declared ? `(${declared})` : ""} { ${connection}(${args}) { totalCount } }`)
-}
-
-/** Every kind of custom field with its value (`options` of a select is left out: its value is what was chosen). */
-export const customFieldsSelection =
-  "customFields { __typename " +
-  "... on CustomFieldArea { id label unit valueArea { length width } } " +
-  "... on CustomFieldBoolean { id label valueBoolean } " +
-  "... on CustomFieldLink { id label valueText valueUrl } " +
-  "... on CustomFieldNumber { id label unit valueNumber } " +
-  "... on CustomFieldSelect { id label valueSelect } " +
-  "... on CustomFieldText { id label valueText } }"
 
 /** One custom field as the service sends it: its kind, label, and the value fields of its kind. */
 export const CustomFieldNode = Schema.Struct({
@@ -289,15 +158,11 @@ const defineChild = (parent: StreamSpec<any>, spec: ChildSpec): { readonly child
   if (getNamedType(connectionField.type).name !== `${spec.nodeType}Connection`) {
     throw new Error(`stream ${parent.name}: ${parent.nodeType}.${spec.field} is not a connection of ${spec.nodeType}`)
   }
-  const { columns, selection } = derive((node.ast as AST.TypeLiteral).propertySignatures, nodeType, [], false, new Set())
+  const { columns, selection } = deriveColumns(spec.fields, nodeType)
   const firstVariable = `${spec.field}First`
   const inner = selection.join(" ")
-  const followUpDocument = connectionQuery(
-    `${pascal(parent.name)}${pascal(spec.field)}Page`,
-    parent.connection,
-    `id ${spec.field}(first: $childFirst, offset: $childOffset) { nodes { ${inner} } }`,
-    ["$childFirst: Int!", "$childOffset: Int!"]
-  )
+  const followUpOf = (paging: Paging, suffix: string) =>
+    followUpQuery(`${pascal(parent.name)}${pascal(spec.field)}Page${suffix}`, parent.connection, spec.field, inner, paging)
   return {
     child: {
       field: spec.field,
@@ -309,9 +174,9 @@ const defineChild = (parent: StreamSpec<any>, spec: ChildSpec): { readonly child
       keyedByParent: spec.keyedByParent ?? false,
       innerPage: spec.innerPage ?? 20,
       firstVariable,
-      followUpDocument
+      followUp: { offset: followUpOf("offset", ""), after: followUpOf("after", "AfterCursor") }
     },
-    selection: `${spec.field}(first: $${firstVariable}) { nodes { ${inner} } }`
+    selection: childSelection(spec.field, `$${firstVariable}`, inner)
   }
 }
 
@@ -339,14 +204,26 @@ export const define = <Fields extends Schema.Struct.Fields & { readonly id: Sche
   const node = Schema.Struct(Object.fromEntries(Object.entries(spec.fields).filter(([f]) => !excluded.has(f))) as Fields)
   const nodeType = serviceSchema().getType(spec.nodeType)
   if (nodeType === undefined || nodeType === null) throw new Error(`stream ${spec.name}: the schema subset has no type ${spec.nodeType}`)
-  const all = Schema.Struct(spec.fields)
-  const { columns, selection } = derive((all.ast as AST.TypeLiteral).propertySignatures, nodeType, [], false, excluded)
+  const { columns, selection } = deriveColumns(spec.fields, nodeType, excluded)
+  for (const d of spec.dependsOn ?? []) {
+    if (!columns.some((c) => c.column === d.column && c.link === d.stream)) {
+      const links = columns.filter((c) => c.link !== undefined).map((c) => `${c.column} -> ${c.link}`)
+      throw new Error(`stream ${spec.name}: dependsOn ${d.stream}: ${d.column} is not one of its columns linking to ${d.stream} (its links: ${links.join(", ")})`)
+    }
+  }
+  // an excluded link stays null: which rows hold a changed record's data is not known, their own passes bring them
+  const dependsOn = (spec.dependsOn ?? []).filter((d) => columns.some((c) => c.column === d.column && c.selected))
   const children = (spec.children ?? []).filter((c) => !excluded.has(c.field)).map((c) => defineChild(spec, c))
   const withCustomFields = spec.customFields === true && !excluded.has("customFields")
   const nodeSelection = [...selection, ...children.map((c) => c.selection), ...(withCustomFields ? [customFieldsSelection] : [])].join(" ")
   const childVariables = children.map((c) => `$${c.child.firstVariable}: Int!`)
   const hasUpdatedAt = "updatedAt" in spec.fields
   const operation = pascal(spec.name)
+  const documentsOf = (paging: Paging, suffix: string): PagingDocuments => ({
+    page: connectionQuery(`${operation}Page${suffix}`, spec.connection, nodeSelection, paging, childVariables),
+    ids: connectionQuery(`${operation}Ids${suffix}`, spec.connection, "id", paging)
+  })
+  const documents = { offset: documentsOf("offset", ""), after: documentsOf("after", "AfterCursor") }
   return {
     name: spec.name,
     table: spec.table ?? snake(spec.connection),
@@ -356,8 +233,9 @@ export const define = <Fields extends Schema.Struct.Fields & { readonly id: Sche
     columns,
     children: children.map((c) => c.child),
     customFields: withCustomFields ? spec.nodeType : undefined,
-    document: connectionQuery(`${operation}Page`, spec.connection, nodeSelection, childVariables),
-    idsDocument: connectionQuery(`${operation}Ids`, spec.connection, "id"),
+    document: documents.offset.page,
+    idsDocument: documents.offset.ids,
+    documents,
     countDocument: countQuery(`${operation}Count`, spec.connection),
     connectionPath: [spec.connection],
     maxPageSize: spec.maxPageSize ?? 100,
@@ -369,6 +247,7 @@ export const define = <Fields extends Schema.Struct.Fields & { readonly id: Sche
     lookup: spec.lookup,
     topic: spec.topic,
     refetch: spec.refetch ?? (spec.lookup ? byIds(spec.lookup) : undefined),
+    dependsOn,
     spec
   }
 }

@@ -1,9 +1,9 @@
 import { Schema } from "effect"
-import { embedded, Enum } from "./fields.js"
+import { Coordinate, CoordinateText, embedded, Enum } from "./fields.js"
 
 /** The address value objects, flattened into `<field>_<part>` columns (coordinates as latitude and longitude). */
 
-const coordinates = Schema.NullOr(embedded({ latitude: Schema.Number, longitude: Schema.Number }))
+const coordinates = Schema.NullOr(embedded({ latitude: Coordinate, longitude: Coordinate }))
 
 const parts = {
   street: Schema.String,
@@ -18,7 +18,7 @@ const parts = {
 /** PropertyAddress, InvoiceBillingAddress, UserAddress. */
 export const geocodedAddress = embedded({ ...parts, name: Schema.NullOr(Schema.String), geoStatus: Schema.NullOr(Enum), coordinates })
 
-/** ClientAddress (every part present, coordinates as strings). */
+/** ClientAddress (every part present, coordinates sent as strings, landed as numbers like every coordinate). */
 export const clientAddress = embedded({
   street: Schema.String,
   street1: Schema.String,
@@ -28,6 +28,6 @@ export const clientAddress = embedded({
   postalCode: Schema.String,
   country: Schema.String,
   name: Schema.NullOr(Schema.String),
-  latitude: Schema.String,
-  longitude: Schema.String
+  latitude: CoordinateText,
+  longitude: CoordinateText
 })

@@ -23,5 +23,14 @@ export const EmbeddedAnnotation = Symbol.for("account-sync/sync/Embedded")
 export const embedded = <Fields extends Schema.Struct.Fields>(fields: Fields) =>
   Schema.Struct(fields).annotations({ [EmbeddedAnnotation]: true })
 
+/** A geographic coordinate sent as a number: a `double precision` column, like every coordinate. */
+export const Coordinate = Schema.Number.annotations({ identifier: "Coordinate" })
+
+/**
+ * A coordinate the service sends as a string (a client's address): the same `double precision` column as every
+ * other coordinate; a string that is no number lands as null (`raw` keeps it).
+ */
+export const CoordinateText = Schema.String.annotations({ identifier: "CoordinateText" })
+
 /** Enums are kept as strings: a value the service adds later must not fail a run. */
 export const Enum = Schema.String

@@ -5,7 +5,7 @@ import { productsStream } from "./products.js"
 import { propertiesStream } from "./properties.js"
 import { quotesStream } from "./quotes.js"
 import { requestsStream } from "./requests.js"
-import { type AnyStream, excluding } from "./Stream.js"
+import type { AnyStream } from "./Stream.js"
 import { usersStream } from "./users.js"
 import { visitsStream } from "./visits.js"
 
@@ -33,18 +33,3 @@ export const streamNamed = (name: string): AnyStream => {
   if (stream === undefined) throw new Error(`no stream named "${name}"; the streams are ${streamNames.join(", ")}`)
   return stream
 }
-
-/**
- * The jobs stream's fields beyond Job's own scalars (links, line items, custom fields). The jobs-pipeline tests and
- * benchmarks exclude them (SYNC_EXCLUDE_FIELDS) to measure the pager and landing alone, as they have from the start.
- */
-export const jobLinkFields: ReadonlyArray<string> = ["client", "property", "quote", "request", "salesperson", "lineItems", "customFields"]
-
-/** The settings that sync the jobs stream alone, without the fields above. */
-export const jobsOnlySettings: Readonly<Record<string, string>> = {
-  SYNC_STREAMS: "jobs",
-  SYNC_EXCLUDE_FIELDS: jobLinkFields.map((f) => `jobs.${f}`).join(",")
-}
-
-/** The jobs stream as the settings above configure it. */
-export const jobScalarsStream: AnyStream = excluding(jobsStream, jobLinkFields)

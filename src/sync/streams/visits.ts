@@ -4,7 +4,10 @@ import { DateTime, embedded, Enum, link } from "./fields.js"
 import { visitLineItems } from "./lineItems.js"
 import { define } from "./Stream.js"
 
-/** Visits: no update time at all: full passes on their own cadence (and webhooks). Looked up by `ids`. */
+/**
+ * Visits: no update time at all: full passes on their own cadence (and webhooks). Looked up by `ids`. A visit's line
+ * items are its job's, and the service sends no visit event when they change: a changed job's visits are read again.
+ */
 export const visitsStream = define({
   name: "visits",
   connection: "visits",
@@ -42,5 +45,6 @@ export const visitsStream = define({
   children: [visitLineItems],
   fullPass: {},
   incremental: fullPassesOnly,
-  lookup: (ids) => ({ filter: { ids } })
+  lookup: (ids) => ({ filter: { ids } }),
+  dependsOn: [{ stream: "jobs", column: "job_id" }]
 })

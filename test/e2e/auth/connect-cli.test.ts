@@ -109,6 +109,20 @@ layer(Stack, { excludeTestServices: true })("connect, status and disconnect comm
     )
   )
 
+  it.effect("connect against an app whose callback is not SERVICE_REDIRECT_URI says what the service answered at once (exit 2), not after its timeout", () =>
+    Effect.gen(function* () {
+      const other = `http://127.0.0.1:${yield* freePort}/elsewhere`
+      const started = Date.now()
+      const result = yield* runCli(["connect", "--timeout", "60"], { ...(yield* cliEnv), SERVICE_REDIRECT_URI: other })
+      expect(result.code, result.stderr).toBe(2)
+      expect(Date.now() - started).toBeLessThan(30_000)
+      expect(result.stderr.split("\n").filter((l) => l.startsWith("connect:"))).toEqual([
+        `connect: the service refused the authorization request (HTTP 400: redirect_uri does not match the OAuth Callback URL configured on the app.); SERVICE_REDIRECT_URI (${other}) must be the app's OAuth Callback URL, character for character; nothing was connected`
+      ])
+      expect(result.stdout).toBe("")
+    })
+  )
+
   it.effect("status --json lists the connections; disconnect --account calls appDisconnect, deletes tokens, marks disconnected", () =>
     Effect.gen(function* () {
       const emulator = yield* TestEmulator
@@ -128,10 +142,14 @@ layer(Stack, { excludeTestServices: true })("connect, status and disconnect comm
       expect(disconnect.stdout).toContain(`disconnected ${a!.accountId}`)
       expect(yield* emulator.admin.isRefreshTokenValid({ clientId: emulator.app.clientId, refreshToken: Redacted.value(refreshBefore) })).toBe(false)
       // the table `status` prints without --json
-      const table = connectionsTable(yield* (yield* Connections).list())
-      expect(table.split("\n")[0]).toMatch(/^ACCOUNT\s+NAME\s+STATUS\s+REASON\s+TOKEN EXPIRES\s+LAST RUN$/)
-      expect(table).toMatch(new RegExp(`${a!.accountId}\\s+${a!.name}\\s+disconnected\\s+disconnect command`))
-      expect(table).toMatch(new RegExp(`${b!.accountId}\\s+${b!.name}\\s+active\\s+\\d{4}-`))
+      const view = { now: Date.now(), wide: false, maxWidth: 120 }
+      const table = connectionsTable(yield* (yield* Connections).list(), new Map(), view)
+      expect(table.split("\n")[0]).toMatch(/^ACCOUNT\s+STATUS\s+REASON\s+TOKEN EXPIRES\s+LAST RUN$/)
+      expect(table).toMatch(new RegExp(`${a!.name}\\s+disconnected\\s+disconnect command`))
+      expect(table).toMatch(new RegExp(`${b!.name}\\s+active\\s+in \\d+ (min|h)`))
+      expect(table).not.toContain(a!.accountId)
+      // ids with --wide
+      expect(connectionsTable(yield* (yield* Connections).list(), new Map(), { ...view, wide: true })).toMatch(new RegExp(`${a!.accountId}\\s+${a!.name}\\s+disconnected`))
       expect(Option.isNone(yield* (yield* TokenStore).read(a!.accountId))).toBe(true)
 
       yield* assertNoSecretsIn([status.stdout, status.stderr, disconnect.stdout, disconnect.stderr], leakable)

@@ -107,3 +107,35 @@ describe("npm run bench (smoke)", () => {
     120_000
   )
 })
+
+describe("npm run bench -- --only scale (smoke)", () => {
+  it.live(
+    "workers over many accounts: every figure measured, no account run twice at once, failover within the heartbeat's bound",
+    () =>
+      Effect.gen(function* () {
+        const r = yield* runBench({ ...quickOptions, only: ["scale"] }, "smoke")
+        const s = r.scale!
+        expect(s.claimsPerSecond).toBeGreaterThan(0)
+        expect(s.dueToStartP50Seconds).toBeGreaterThanOrEqual(0)
+        expect(s.dueToStartP50Seconds).toBeLessThanOrEqual(s.dueToStartP99Seconds)
+        expect(s.doubleRuns).toBe(0)
+        // heartbeat 10 s + monitor 2 s + retry 1 s + polling: well inside a minute
+        expect(s.failoverSeconds).toBeGreaterThan(0)
+        expect(s.failoverSeconds).toBeLessThanOrEqual(60)
+        expect(s.workers.map((w) => w.processes)).toEqual(quickOptions.scale.processes)
+        for (const w of s.workers) {
+          expect(w.rowsPerSecond).toBeGreaterThan(0)
+          // nobody beats the buckets
+          expect(w.ratioToCeiling).toBeGreaterThan(0)
+          expect(w.ratioToCeiling).toBeLessThanOrEqual(1.05)
+          expect(w.cpuSecondsPerWorker).toBeGreaterThan(0)
+          expect(w.peakRssMbPerWorker).toBeGreaterThan(20)
+          expect(["bucket", "slots", "emulator", "cpu", "machine", "other"]).toContain(w.bound)
+        }
+        expect(s.oneWorker500.accounts).toBe(quickOptions.scale.oneWorkerAccounts)
+        expect(s.oneWorker500.ratioToCeiling).toBeLessThanOrEqual(1.05)
+        expect(s.oneWorker500.peakRssMb).toBeGreaterThan(20)
+      }),
+    300_000
+  )
+})

@@ -19,7 +19,7 @@ layer(TestDatabaseLive, { timeout: 120_000 })("account-sync query (the program)"
       const json = yield* runCli(["query", "--json", "SELECT id, job_number FROM jobs"], quiet(env))
       expect(JSON.parse(json.stdout)).toEqual([{ id: "job-1", job_number: 7 }])
 
-      const refused = yield* runCli(["query", "COMMIT; DELETE FROM jobs"], quiet(env))
+      const refused = yield* runCli(["query", "--x\rCOMMIT /*\nSELECT */"], quiet(env))
       expect(refused.code).toBe(2)
       expect(refused.stdout).toBe("")
       expect(refused.stderr).toBe(
@@ -35,11 +35,11 @@ layer(TestDatabaseLive, { timeout: 120_000 })("account-sync query (the program)"
       const reserved = yield* runCli(["query", "SELECT 1"], quiet({ ...env, DB_SCHEMA: "select" }))
       expect(reserved.code).toBe(2)
       expect(reserved.stderr).toBe(
-        'configuration: invalid DB_SCHEMA: "select" is a reserved word in Postgres; choose another schema name (e.g. account_sync)\n'
+        'DB_SCHEMA is invalid (in .env or the environment): "select" is a reserved word in Postgres; choose another schema name (e.g. account_sync)\n'
       )
       const system = yield* runCli(["migrate"], quiet({ ...env, DB_SCHEMA: "pg_catalog" }))
       expect(system.code).toBe(2)
-      expect(system.stderr).toBe('configuration: invalid DB_SCHEMA: "pg_catalog" is a system schema of Postgres; choose a schema of your own (e.g. account_sync)\n')
+      expect(system.stderr).toBe('DB_SCHEMA is invalid (in .env or the environment): "pg_catalog" is a system schema of Postgres; choose a schema of your own (e.g. account_sync)\n')
     })
   )
 })

@@ -2,6 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Effect, Option, Redacted } from "effect"
 import { runDemo } from "../../../src/demo/Demo.js"
+import { dropSchemaAndQueryRole } from "../../../src/db/queryRole.js"
 import { embeddedTestDatabase, TestDatabase, TestDatabaseLive } from "../../support/database.js"
 
 layer(TestDatabaseLive, { timeout: 120_000, excludeTestServices: true })("demo", (it) => {
@@ -36,7 +37,7 @@ layer(TestDatabaseLive, { timeout: 120_000, excludeTestServices: true })("demo",
         const runs = yield* sql<{ outcome: string }>`SELECT outcome FROM ${sql(schema)}.sync_runs`
         expect(runs.length).toBeGreaterThanOrEqual(5)
         expect(runs.every((r) => r.outcome === "succeeded")).toBe(true)
-        yield* sql.unsafe(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)
+        yield* dropSchemaAndQueryRole(schema)
       }),
     120_000
   )

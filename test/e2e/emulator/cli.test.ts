@@ -3,6 +3,10 @@ import { Effect } from "effect"
 import { EmulatorAdminClient } from "../../../src/emulator/EmulatorAdminClient.js"
 import { type ChildProcess, spawn } from "node:child_process"
 import { fileURLToPath } from "node:url"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { dayOf, nextVersion, nextVersionSchema, pinnedVersion } from "../../support/apiVersions.js"
 import { http, pkce, postForm } from "../../support/emulatorClient.js"
 
 const bin = fileURLToPath(new URL("../../../bin/account-sync.mjs", import.meta.url))
@@ -76,6 +80,36 @@ describe("account-sync emulator (CLI)", () => {
         child.kill("SIGTERM")
       })
       expect(exit).toBe(143)
+    }),
+    120_000
+  )
+
+  it.scopedLive("--api-version serves several API versions, each with its schema and removal date; a bad one is refused (exit 2)", () =>
+    Effect.gen(function* () {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "emulator-versions-"))
+      const schema = path.join(dir, "next.graphql")
+      fs.writeFileSync(schema, nextVersionSchema())
+      const removal = dayOf(Date.now() + 10 * 86_400_000)
+      const { stdout } = yield* start(["--port", "0", "--admin", "--api-version", `${pinnedVersion},removed=${removal}`, "--api-version", `${nextVersion},schema=${schema}`], 1)
+      expect(stdout()).toContain(`API versions: ${pinnedVersion} (removed ${removal}), ${nextVersion}`)
+      const baseUrl = /serving (http:\/\/127\.0\.0\.1:\d+)/.exec(stdout())![1]!
+      const versions = yield* Effect.scoped(Effect.flatMap(EmulatorAdminClient.make(baseUrl), (admin) => admin.apiVersions()))
+      expect(versions).toEqual({
+        warnDays: 90,
+        versions: [
+          { version: pinnedVersion, removedAt: removal, status: "deprecated" },
+          { version: nextVersion, status: "supported" }
+        ]
+      })
+
+      const refused = yield* Effect.async<{ code: number | null; stderr: string }>((resume) => {
+        const child = spawn(process.execPath, [bin, "emulator", "--port", "0", "--api-version", `${nextVersion},schema=${path.join(dir, "missing.graphql")}`], { stdio: ["ignore", "pipe", "pipe"] })
+        let stderr = ""
+        child.stderr!.on("data", (c: Buffer) => (stderr += c.toString()))
+        child.on("exit", (code) => resume(Effect.succeed({ code, stderr })))
+      })
+      expect(refused.code).toBe(2)
+      expect(refused.stderr).toContain(`--api-version "${nextVersion},schema=${path.join(dir, "missing.graphql")}": cannot read the schema file`)
     }),
     120_000
   )

@@ -79,6 +79,8 @@ const changeAcrossCollections = (accountId: string, seed: number) =>
     }
     // invoices' line items added, removed and edited (an update of the invoice), one of them just created
     yield* admin.editLineItems({ accountId, collection: "invoices", ids: [touched.invoices!.edited[0]!, touched.invoices!.created[0]!], add: 2, remove: 1, edit: 1, seed: ++seed })
+    // and a job's (its visits' line items are the job's: no visit event comes, the JOB_UPDATE brings them)
+    yield* admin.editLineItems({ accountId, collection: "jobs", ids: [touched.jobs!.edited[0]!], add: 1, remove: 1, edit: 1, seed: ++seed })
     return touched
   })
 

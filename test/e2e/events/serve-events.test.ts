@@ -7,7 +7,9 @@ import { runCli, spawnCli } from "../../support/cli.js"
 import { connectAccount, freePort, TestSettings } from "../../support/connector.js"
 import { TestDatabase } from "../../support/database.js"
 import { TestEmulator } from "../../support/emulator.js"
-import { expectWarehouseExact, syncHarness } from "../../support/syncHarness.js"
+import { syncHarness } from "../../support/syncHarness.js"
+import { expectStreamExact } from "../../support/streamExactness.js"
+import { jobScalarsStream } from "../../support/jobsOnly.js"
 
 const harness = syncHarness({ accounts: 1, jobs: 400, limits: { maxPoints: 100_000, restoreRate: 1_000_000 } })
 
@@ -46,9 +48,9 @@ layer(harness, { timeout: 120_000, excludeTestServices: true })("serve applies c
       // 1. a serve that looks for due events only once an hour: what it receives stays queued when it is killed
       const first = yield* spawnCli(["serve", "--port", String(port), "--host", "127.0.0.1"], { ...env, EVENTS_POLL_INTERVAL: "1 hour" })
       yield* waitForHealth(base)
-      const edited = (yield* admin.editJobs({ accountId, count: 5, seed: 21 })).ids
-      const deleted = (yield* admin.deleteJobs({ accountId, count: 3, seed: 22 })).ids.filter((id) => !edited.includes(id))
-      const updatedAt = new Map((yield* admin.listJobs({ accountId })).map((j) => [j.id, j.updatedAt]))
+      const edited = (yield* admin.editRecords({ accountId, collection: "jobs", count: 5, seed: 21 })).ids
+      const deleted = (yield* admin.deleteRecords({ accountId, collection: "jobs", count: 3, seed: 22 })).ids.filter((id) => !edited.includes(id))
+      const updatedAt = new Map((yield* admin.listRecords({ accountId, collection: "jobs" })).map((j) => [j.id, String(j.updatedAt)]))
       const { nowMs } = yield* admin.clock()
       const deliveries = [
         ...edited.filter((id) => updatedAt.has(id)).map((id) => ({ topic: "JOB_UPDATE", accountId: webhookAccountId, itemId: id, occuredAt: updatedAt.get(id)! })),
@@ -71,7 +73,7 @@ layer(harness, { timeout: 120_000, excludeTestServices: true })("serve applies c
       // 2. restarted as usual: every queued event is applied, each once
       const second = yield* spawnCli(["serve", "--port", String(port), "--host", "127.0.0.1"], env)
       yield* waitForHealth(base)
-      yield* expectWarehouseExact(accountId).pipe(
+      yield* expectStreamExact(jobScalarsStream, accountId).pipe(
         Effect.catchAllDefect((e) => Effect.fail(e)),
         Effect.retry(Schedule.spaced("250 millis").pipe(Schedule.intersect(Schedule.recurs(80))))
       )

@@ -6,18 +6,22 @@ import * as net from "node:net"
 import * as path from "node:path"
 import { commands as cliCommands } from "../../../src/cli/root.js"
 import { demoCommand } from "../../../src/demo/command.js"
+import { exampleQueries, lookAgain } from "../../../src/demo/Demo.js"
 
 const commands = { ...cliCommands, demo: demoCommand }
 
 const rootDir = path.resolve(import.meta.dirname, "../../..")
 const readme = fs.readFileSync(path.join(rootDir, "README.md"), "utf8")
+/** The README and the documents it links in docs/: every command they show must exist. */
+const documents = [readme, ...fs.readdirSync(path.join(rootDir, "docs")).filter((f) => f.endsWith(".md")).map((f) => fs.readFileSync(path.join(rootDir, "docs", f), "utf8"))].join("\n")
+const emulatorDoc = fs.readFileSync(path.join(rootDir, "docs/emulator.md"), "utf8")
 const pkg = JSON.parse(fs.readFileSync(path.join(rootDir, "package.json"), "utf8")) as { scripts: Record<string, string> }
 
 const helpText = (command: Command.Command<string, any, any, any>) =>
   HelpDoc.toAnsiText(Command.getHelp(command, CliConfig.defaultConfig)).replace(/\x1b\[[0-9;]*m/g, "")
 
-/** `account-sync <sub> ...` invocations in the README (code, tables and prose), with the flags each one uses. */
-const invocations = [...readme.matchAll(/(?:`|npx )account-sync ([a-z]+)((?: +(?:--[a-z-]+|[A-Z_]+|\[[^\]]*\]|\.\.\.|\/|`[^`]*`|"[^"]*"|[A-Za-z0-9_./:=-]+))*)/g)].map(
+/** `account-sync <sub> ...` invocations in the README and docs/ (code, tables and prose), with the flags each one uses. */
+const invocations = [...documents.matchAll(/(?:`|npx )account-sync ([a-z][a-z-]*)((?: +(?:--[a-z-]+|[A-Z_]+|\[[^\]]*\]|\.\.\.|\/|`[^`]*`|"[^"]*"|[A-Za-z0-9_./:=-]+))*)/g)].map(
   (m) => ({ sub: m[1]!, flags: [...(m[2] ?? "").matchAll(/--[a-z][a-z-]*/g)].map((f) => f[0]) })
 )
 
@@ -32,7 +36,13 @@ describe("README", () => {
     expect(pkg.scripts.chaos).toBeTypeOf("string")
   })
 
-  it("every `account-sync <command> --flag` it shows exists in the CLI", () => {
+  it("shows the queries the demo runs, as the demo runs them, and the commands the demo's last lines suggest", () => {
+    for (const query of exampleQueries) expect(readme).toContain(query.sql)
+    expect(readme).toContain(`npx account-sync query "${lookAgain}"`)
+    expect(readme).toContain("export DATA_DIR=./.data/demo DB_SCHEMA=account_sync_demo\nnpx account-sync status")
+  })
+
+  it("every `account-sync <command> --flag` it and docs/ show exists in the CLI", () => {
     expect(invocations.length).toBeGreaterThan(10)
     for (const { sub, flags } of invocations) {
       const command = (commands as Record<string, Command.Command<string, any, any, any>>)[sub]
@@ -42,8 +52,8 @@ describe("README", () => {
     }
   })
 
-  it("the emulator walkthrough runs as written and ends with data", async () => {
-    const block = /```sh\n(npx account-sync emulator --port 4010[\s\S]*?)```/.exec(readme)?.[1]
+  it("docs/emulator.md's walkthrough runs as written and ends with data", async () => {
+    const block = /```sh\n(npx account-sync emulator --port 4010[\s\S]*?)```/.exec(emulatorDoc)?.[1]
     expect(block).toBeDefined()
     const port = await new Promise<number>((resolve) => {
       const server = net.createServer().listen(0, "127.0.0.1", () => {

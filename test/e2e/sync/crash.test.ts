@@ -6,7 +6,9 @@ import { spawnCli } from "../../support/cli.js"
 import { TestSettings, connectAccount } from "../../support/connector.js"
 import { TestDatabase } from "../../support/database.js"
 import { TestEmulator } from "../../support/emulator.js"
-import { expectWarehouseExact, syncHarness } from "../../support/syncHarness.js"
+import { syncHarness } from "../../support/syncHarness.js"
+import { expectStreamExact } from "../../support/streamExactness.js"
+import { jobScalarsStream } from "../../support/jobsOnly.js"
 
 /** The harness's one account, connected; the environment a connector child needs; its landed row count. */
 const connectedAccount = Effect.gen(function* () {
@@ -51,7 +53,7 @@ layer(syncHarness({ accounts: 1, jobs: 3000, limits: { maxPoints: 10_000, restor
       expect(done.code, done.stderr).toBe(0)
       expect(done.stdout).toContain("full (resumed)")
 
-      expect(yield* expectWarehouseExact(accountId)).toBe(3000)
+      expect(yield* expectStreamExact(jobScalarsStream, accountId)).toBe(3000)
       const runs = yield* sql<{ outcome: string; pages: number; rows: number }>`
         SELECT outcome, pages, rows FROM sync_runs WHERE account_id = ${accountId} ORDER BY id`
       expect(runs.map((r) => r.outcome)).toEqual(["interrupted", "succeeded"])
@@ -85,7 +87,7 @@ layer(syncHarness({ accounts: 1, jobs: 3000, limits: { maxPoints: 10_000, restor
 
       const again = yield* Effect.flatMap(spawnCli(["sync"], env), (child) => child.exit)
       expect(again.code, again.stderr).toBe(0)
-      expect(yield* expectWarehouseExact(accountId)).toBe(3000)
+      expect(yield* expectStreamExact(jobScalarsStream, accountId)).toBe(3000)
     })
   )
 })

@@ -184,8 +184,13 @@ layer(Stack, { excludeTestServices: true })("serve: /oauth/start, /oauth/callbac
       )
       expect(delivery).toMatchObject({ accountId: acc.accountId, status: "delivered", attempts: 1 })
 
-      // redelivered twice after the admin reconnected: applied once, the new connection stays
+      // the admin reconnects a few seconds later (on the service's clock, which dates both the event and the new token);
+      // then the event arrives again as if its first delivery had never been recorded (a retry of a lost attempt), and
+      // once more: older than the new connection, it changes nothing (before: within 60 s of it, it disconnected it)
+      yield* emulator.admin.advanceClock({ seconds: 5 })
       yield* connectAccount(acc.accountId)
+      const sql = yield* SqlClient.SqlClient
+      yield* sql`DELETE FROM webhook_events WHERE account_id = ${acc.accountId}`
       for (let i = 0; i < 2; i++) {
         const again = yield* emulator.admin.redeliverWebhook()
         yield* Effect.flatMap(emulator.admin.webhookDeliveries(), (all) => {
@@ -194,7 +199,6 @@ layer(Stack, { excludeTestServices: true })("serve: /oauth/start, /oauth/callbac
         }).pipe(Effect.retry(Schedule.spaced("50 millis").pipe(Schedule.upTo(Duration.seconds(5)))))
       }
       expect(yield* statusOf(acc.accountId)).toEqual(Option.some("active"))
-      const sql = yield* SqlClient.SqlClient
       expect(yield* sql`SELECT 1 FROM webhook_events WHERE account_id = ${acc.accountId}`).toHaveLength(1)
     })
   )

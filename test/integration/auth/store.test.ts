@@ -18,7 +18,7 @@ import { OAuthClient } from "../../../src/auth/OAuthClient.js"
 import { TokenKey } from "../../../src/auth/TokenKey.js"
 import { AnonymousLimitsLive } from "../../../src/auth/AnonymousLimits.js"
 
-const env = offlineEnv({ OAUTH_PENDING_MAX: "3" })
+const env = offlineEnv({ OAUTH_PENDING_MAX: "3", OAUTH_PENDING_PER_ADDRESS: "2" })
 const settingsLayer = Layer.mergeAll(OAuthClient.layer, TokenKey.layer, AnonymousLimitsLive).pipe(Layer.provide(withEnv(env)))
 const Stack = Layer.mergeAll(ConnectionsLive, PendingFlowsLive).pipe(
   Layer.provideMerge(TokenStoreLive),
@@ -184,21 +184,26 @@ layer(Stack)("token store and connections (Postgres)", (it) => {
       yield* connections.activate({ accountId: "acc-late", accountName: "Late", scopes: [], tokens: issued("a", "r") })
       const changed = yield* connections.markDisconnected("acc-late", "late webhook", { occurredAt: new Date("2026-01-01T11:58:00Z") })
       expect(changed).toBe(false)
+      // late by less than a minute (a retried delivery after a quick reconnect): older than the connection all the same
+      expect(yield* connections.markDisconnected("acc-late", "late webhook", { occurredAt: new Date("2026-01-01T11:59:30Z") })).toBe(false)
       expect(Option.getOrThrow(yield* connections.get("acc-late")).status).toBe("active")
+      // of the connect's second (event times are whole seconds): a genuine disconnect is never lost
+      expect(yield* connections.markDisconnected("acc-late", "webhook", { occurredAt: new Date("2026-01-01T12:00:00Z") })).toBe(true)
+      expect(Option.getOrThrow(yield* connections.get("acc-late")).status).toBe("disconnected")
     })
   )
 
-  it.effect("status shows the last sync run", () =>
+  it.effect("a connection is dated by the service's clock when its access token says (the clock disconnect events carry)", () =>
     Effect.gen(function* () {
       const connections = yield* Connections
-      const sql = yield* SqlClient.SqlClient
-      yield* connections.activate({ accountId: "acc-run", accountName: "Run", scopes: [], tokens: issued("a", "r") })
-      yield* sql`INSERT INTO sync_runs (account_id, stream, kind, started_at, finished_at, outcome)
-                 VALUES ('acc-run', 'jobs', 'full', '2026-01-01T00:00:00Z', '2026-01-01T00:01:00Z', 'succeeded'),
-                        ('acc-run', 'jobs', 'incremental', '2026-01-02T00:00:00Z', NULL, 'failed')`
-      const c = Option.getOrThrow(yield* connections.get("acc-run"))
-      expect(c.lastRun).toMatchObject({ stream: "jobs", kind: "incremental", outcome: "failed", finishedAt: null })
-      expect(c.lastRun?.startedAt.toISOString()).toBe("2026-01-02T00:00:00.000Z")
+      yield* TestClock.setTime(Date.parse("2026-01-01T12:00:00Z"))
+      // the service's clock 45 s behind ours: its token was issued at 11:59:15 by it
+      const issuedAt = new Date("2026-01-01T11:59:15Z")
+      yield* connections.activate({ accountId: "acc-skew", accountName: "Skew", scopes: [], tokens: { ...issued("a", "r"), issuedAt } })
+      expect(Option.getOrThrow(yield* connections.get("acc-skew")).connectedAt).toEqual(issuedAt)
+      expect(yield* connections.markDisconnected("acc-skew", "late webhook", { occurredAt: new Date("2026-01-01T11:59:14Z") })).toBe(false)
+      // 30 s after the connect on the service's clock (15 s before it on ours): a real disconnect
+      expect(yield* connections.markDisconnected("acc-skew", "webhook", { occurredAt: new Date("2026-01-01T11:59:45Z") })).toBe(true)
     })
   )
 
@@ -207,8 +212,8 @@ layer(Stack)("token store and connections (Postgres)", (it) => {
       const pending = yield* PendingFlows
       const sql = yield* SqlClient.SqlClient
       const verifier = newCodeVerifier()
-      yield* pending.save("state-1", Option.some(verifier))
-      yield* pending.save("state-2", Option.none())
+      yield* pending.save("state-1", Option.some(verifier), "198.51.100.1")
+      yield* pending.save("state-2", Option.none(), "198.51.100.1")
       const raw = yield* sql<{ t: string }>`SELECT encode(code_verifier, 'escape') AS t FROM oauth_pending WHERE state = 'state-1'`
       expect(raw[0]!.t).not.toContain(Redacted.value(verifier))
 
@@ -222,26 +227,49 @@ layer(Stack)("token store and connections (Postgres)", (it) => {
     })
   )
 
+  it.effect("pending flows are capped per client address (OAUTH_PENDING_PER_ADDRESS, here 2): one address full leaves the others room", () =>
+    Effect.gen(function* () {
+      const pending = yield* PendingFlows
+      const sql = yield* SqlClient.SqlClient
+      yield* sql`DELETE FROM oauth_pending`
+      yield* pending.save("addr-1", Option.none(), "203.0.113.7")
+      yield* pending.save("addr-2", Option.none(), "203.0.113.7")
+      const full = yield* Effect.flip(pending.save("addr-3", Option.none(), "203.0.113.7"))
+      expect(full._tag).toBe("PendingFlowsFull")
+      expect(full.message).toBe(
+        "2 authorization flows started from 203.0.113.7 are already pending (OAUTH_PENDING_PER_ADDRESS); no new one from there until some finish or expire"
+      )
+      yield* pending.save("addr-4", Option.none(), "203.0.113.8")
+      const states = yield* sql<{ state: string; client_address: string }>`SELECT state, client_address FROM oauth_pending ORDER BY state`
+      expect(states).toEqual([
+        { state: "addr-1", client_address: "203.0.113.7" },
+        { state: "addr-2", client_address: "203.0.113.7" },
+        { state: "addr-4", client_address: "203.0.113.8" }
+      ])
+      yield* sql`DELETE FROM oauth_pending`
+    })
+  )
+
   it.effect("pending flows are capped (OAUTH_PENDING_MAX, here 3): expired ones are dropped first, beyond the cap a new one is refused", () =>
     Effect.gen(function* () {
       const pending = yield* PendingFlows
       const sql = yield* SqlClient.SqlClient
       yield* sql`DELETE FROM oauth_pending`
-      yield* pending.save("cap-old-1", Option.none())
-      yield* pending.save("cap-old-2", Option.none())
+      yield* pending.save("cap-old-1", Option.none(), "198.51.100.1")
+      yield* pending.save("cap-old-2", Option.none(), "198.51.100.2")
       yield* TestClock.adjust(Duration.minutes(11))
       // the two above have expired: they make room
-      yield* pending.save("cap-1", Option.none())
-      yield* pending.save("cap-2", Option.none())
-      yield* pending.save("cap-3", Option.none())
-      const full = yield* Effect.flip(pending.save("cap-4", Option.none()))
+      yield* pending.save("cap-1", Option.none(), "198.51.100.1")
+      yield* pending.save("cap-2", Option.none(), "198.51.100.2")
+      yield* pending.save("cap-3", Option.none(), "198.51.100.3")
+      const full = yield* Effect.flip(pending.save("cap-4", Option.none(), "198.51.100.4"))
       expect(full._tag).toBe("PendingFlowsFull")
       expect(full.message).toContain("OAUTH_PENDING_MAX")
       const states = yield* sql<{ state: string }>`SELECT state FROM oauth_pending ORDER BY state`
       expect(states.map((r) => r.state)).toEqual(["cap-1", "cap-2", "cap-3"])
       // a finished flow frees its place
       yield* pending.take("cap-1")
-      yield* pending.save("cap-4", Option.none())
+      yield* pending.save("cap-4", Option.none(), "198.51.100.4")
     })
   )
 })

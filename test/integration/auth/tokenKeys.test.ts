@@ -76,7 +76,7 @@ layer(Stack, { timeout: 60_000, excludeTestServices: true })("the token key chec
 
       const line = yield* startupRefusal({ current: k2 })
       expect(line).toBe(
-        `configuration: invalid TOKEN_ENCRYPTION_KEY: the stored tokens are written under key id ${k1.id}, which is not this process's key (key id ${k2.id}); set TOKEN_ENCRYPTION_KEY to that key, or to rotate, list it in TOKEN_ENCRYPTION_OLD_KEYS`
+        `TOKEN_ENCRYPTION_KEY is invalid (in .env or the environment): the stored tokens are written under key id ${k1.id}, which is not this process's key (key id ${k2.id}); set TOKEN_ENCRYPTION_KEY to that key, or to rotate, list it in TOKEN_ENCRYPTION_OLD_KEYS`
       )
       expect(line).not.toContain(k1.base64)
       expect(line).not.toContain(k2.base64)
@@ -141,7 +141,7 @@ layer(Stack, { timeout: 60_000, excludeTestServices: true })("the token key chec
       yield* sql`DELETE FROM token_keys`
       const line = yield* startupRefusal({ current: k1 })
       expect(line).toMatch(
-        new RegExp(`^configuration: invalid TOKEN_ENCRYPTION_KEY: none of the 2 most recently stored tokens can be decrypted with it \\(key id ${k1.id}\\)`)
+        new RegExp(`^TOKEN_ENCRYPTION_KEY is invalid \\(in \\.env or the environment\\): none of the 2 most recently stored tokens can be decrypted with it \\(key id ${k1.id}\\)`)
       )
       expect(yield* keyRow).toEqual([])
       yield* inProcess({ current: k2 }, Effect.void)
@@ -159,7 +159,7 @@ layer(Stack, { timeout: 60_000, excludeTestServices: true })("the token key chec
       )
       const failure = Exit.isFailure(exit) ? Cause.failureOption(exit.cause) : Option.none()
       expect(Option.map(failure, (e) => formatConfigError(e as ConfigError.ConfigError))).toEqual(
-        Option.some("configuration: invalid TOKEN_ENCRYPTION_OLD_KEYS: key 2 is not 32 bytes encoded as base64 (expected such keys separated by commas)")
+        Option.some("TOKEN_ENCRYPTION_OLD_KEYS is invalid (in .env or the environment): key 2 is not 32 bytes encoded as base64 (expected such keys separated by commas)")
       )
     })
   )

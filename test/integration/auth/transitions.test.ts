@@ -40,7 +40,7 @@ const getAtExpiry = (accountId: string) =>
   }).pipe(Effect.provide(TestContext.TestContext))
 
 /** The rows `status --json` prints, by account id. */
-const statusJson = Effect.map(Effect.flatMap(Connections, (c) => c.list()), (all) => new Map(all.map((c) => [c.accountId, connectionJson(c)])))
+const statusJson = Effect.map(Effect.flatMap(Connections, (c) => c.list()), (all) => new Map(all.map((c) => [c.accountId, connectionJson(c, undefined)])))
 
 layer(Stack, { excludeTestServices: true })("every spec transition that ends tokens, observed through status", (it) => {
   it.effect("connect six accounts", () =>

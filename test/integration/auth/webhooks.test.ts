@@ -1,9 +1,11 @@
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
-import { Effect, Layer, Option, Redacted } from "effect"
+import { Effect, Layer, Metric, Option, Redacted, TestClock } from "effect"
+import * as Metrics from "../../../src/observability/metrics.js"
 import * as crypto from "node:crypto"
 import { Connections, ConnectionsLive } from "../../../src/auth/Connections.js"
 import { EventInbox, EventInboxLive } from "../../../src/auth/EventInbox.js"
+import { EventQueueLive } from "../../../src/events/EventQueue.js"
 import { TokenCipherLive } from "../../../src/auth/TokenCipher.js"
 import { TokenStore, TokenStoreLive } from "../../../src/auth/TokenStore.js"
 import { TestDatabaseLive } from "../../support/database.js"
@@ -16,7 +18,7 @@ const env = offlineEnv({ SERVICE_APP_ID: "gid-app-1" })
 const secret = env.SERVICE_CLIENT_SECRET!
 const settingsLayer = Layer.mergeAll(OAuthClient.layer, TokenKey.layer).pipe(Layer.provide(withEnv(env)))
 const Stack = EventInboxLive.pipe(
-  Layer.provideMerge(ConnectionsLive),
+  Layer.provideMerge(Layer.merge(ConnectionsLive, EventQueueLive)),
   Layer.provideMerge(TokenStoreLive),
   Layer.provideMerge(TokenCipherLive),
   Layer.provideMerge(settingsLayer),
@@ -99,6 +101,7 @@ layer(Stack)("APP_DISCONNECT webhook (verification and idempotency)", (it) => {
       const events = yield* EventInbox
       const sql = yield* SqlClient.SqlClient
       yield* connect("acc-w3")
+      yield* TestClock.setTime(Date.parse("2030-03-03T00:00:00Z") - 200)
       const raw = body("acc-w3", "2030-03-03T00:00:00Z", "JOB_UPDATE")
       expect(yield* events.receive(raw, sign(raw))).toMatchObject({ _tag: "Queued", topic: "JOB_UPDATE", accountId: "acc-w3" })
       expect((yield* events.receive(raw, sign(raw)))._tag).toBe("Duplicate")
@@ -179,6 +182,52 @@ layer(Stack)("APP_DISCONNECT webhook (verification and idempotency)", (it) => {
       yield* connect(graphqlId)
       const next = body(b64("8001"), "2030-05-05T00:00:01Z", "JOB_UPDATE")
       expect(yield* events.receive(next, sign(next))).toMatchObject({ _tag: "Queued", accountId: graphqlId })
+    })
+  )
+
+  it.effect("occuredAt: one Postgres cannot store, or not RFC 3339, is refused (400) and nothing recorded; one far ahead is due within a minute of its arrival", () =>
+    Effect.gen(function* () {
+      const events = yield* EventInbox
+      const sql = yield* SqlClient.SqlClient
+      yield* connect("acc-w7")
+      // the review's reproductions: 500 "retry later" before, forever
+      for (const occuredAt of ["+275760-09-13T00:00:00.000Z", "+275760-09-12T23:59:59.500Z", "-271821-04-20T00:00:00Z", "1", "2026-11-24 18:40:00", "yesterday"]) {
+        const bad = body("acc-w7", occuredAt, "JOB_UPDATE")
+        const refused = yield* Effect.flip(events.receive(bad, sign(bad)))
+        expect(refused._tag, occuredAt).toBe("WebhookMalformed")
+        expect(refused.message).toContain("occuredAt")
+      }
+      expect(yield* sql`SELECT 1 FROM webhook_events WHERE sent_account_id = 'acc-w7'`).toHaveLength(0)
+      // the review's other reproduction: pending until the year 9999 before
+      const now = Date.parse("2026-11-24T18:40:00Z")
+      yield* TestClock.setTime(now)
+      const ahead = body("acc-w7", "9999-12-31T23:59:59Z", "JOB_UPDATE")
+      expect((yield* events.receive(ahead, sign(ahead)))._tag).toBe("Queued")
+      const [row] = yield* sql<{ next_attempt_at: Date }>`SELECT next_attempt_at FROM webhook_events WHERE sent_account_id = 'acc-w7'`
+      expect(row!.next_attempt_at.getTime()).toBeLessThanOrEqual(now + 61_000)
+      expect(row!.next_attempt_at.getTime()).toBeGreaterThan(now)
+    })
+  )
+
+  it.effect("a delivery's topic labels the received-events metric only when the service has such a topic; any other counts as `other`", () =>
+    Effect.gen(function* () {
+      const events = yield* EventInbox
+      yield* connect("acc-w8")
+      const random = Array.from({ length: 3 }, () => `TOPIC_${crypto.randomBytes(6).toString("hex").toUpperCase()}`)
+      const other = Metric.tagged(Metrics.eventsReceived, "topic", "other")
+      const before = (yield* Metric.value(other)).count
+      for (const [k, topic] of random.entries()) {
+        const raw = body("acc-w8", `2030-08-08T00:00:0${k}Z`, topic)
+        expect((yield* events.receive(raw, sign(raw)))._tag).toBe("Queued")
+      }
+      const known = body("acc-w8", "2030-08-08T00:00:09Z", "JOB_UPDATE")
+      yield* events.receive(known, sign(known))
+      expect((yield* Metric.value(other)).count - before).toBe(3)
+      const labels = (yield* Metric.snapshot)
+        .filter((pair) => pair.metricKey.name === "account_sync_events_received_total")
+        .flatMap((pair) => pair.metricKey.tags.filter((t) => t.key === "topic").map((t) => t.value))
+      expect(labels).toContain("JOB_UPDATE")
+      for (const topic of random) expect(labels).not.toContain(topic)
     })
   )
 })

@@ -4,27 +4,34 @@ import { ConfigProvider, Effect, Layer, Option } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import pg from "pg"
 import { rowsTable, runQuery } from "../../../src/cli/query.js"
+import { QueryDatabaseConfig } from "../../../src/config.js"
 import { makeDatabaseLayer } from "../../../src/db/Database.js"
+import { queryRoleOf } from "../../../src/db/queryRole.js"
+import { openReadOnlySession } from "../../../src/db/ReadOnlySession.js"
 import { runMigrations } from "../../../src/db/Migrations.js"
 import { type Env } from "../../support/config.js"
 import { embeddedTestDatabase, freshSchemaName, TestDatabase, TestDatabaseLive } from "../../support/database.js"
 
-const queryWith = (env: Env) => (statement: string) =>
-  runQuery(statement).pipe(Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env)))))
+const providerOf = (env: Env) => ConfigProvider.fromMap(new Map(Object.entries(env)))
+const queryWith = (env: Env) => (statement: string) => runQuery(statement).pipe(Effect.withConfigProvider(providerOf(env)))
 
 const marker = path.join(os.tmpdir(), `query-copy-program-${process.pid}-${Date.now()}`)
 
 /** Statements that try to write, leave the read-only transaction or run a program, and what refuses each. */
 const attacks: ReadonlyArray<readonly [string, RegExp]> = [
-  ["COMMIT; DELETE FROM jobs", /^query refused: COMMIT is transaction control/],
-  ["ROLLBACK; CREATE TABLE x()", /^query refused: ROLLBACK is transaction control/],
-  ["SET TRANSACTION READ WRITE; DELETE FROM jobs", /^query refused: SET changes the session/],
+  ["COMMIT; DELETE FROM jobs", /^query refused: more than one statement/],
+  ["ROLLBACK", /^query refused: ROLLBACK is transaction control/],
+  ["SET TRANSACTION READ WRITE", /^query refused: SET changes the session/],
   ["BEGIN READ WRITE", /^query refused: BEGIN is transaction control/],
-  ["/* hidden */ -- behind comments\n end; DELETE FROM jobs", /^query refused: END is transaction control/],
-  ["WITH gone AS (DELETE FROM jobs RETURNING id) SELECT count(*) FROM gone", /^query refused: the database says: cannot execute .* in a read-only transaction/],
-  ["SELECT id INTO x FROM jobs", /^query refused: the database says: cannot execute SELECT INTO in a read-only transaction/],
+  ["/* hidden */ -- behind comments\n end", /^query refused: COMMIT is transaction control/],
+  ["WITH gone AS (DELETE FROM jobs RETURNING id) SELECT count(*) FROM gone", /^query refused: DELETE changes data/],
+  ["SELECT id INTO x FROM jobs", /^query refused: SELECT INTO creates a table/],
   [`COPY (SELECT 1) TO PROGRAM 'touch ${marker}'`, /^query refused: COPY reads and writes files and runs programs on the server/],
+  // the review's bypass: Postgres ends a -- comment at \r as well as \n
+  [`--x\rCOPY (SELECT 1) TO PROGRAM 'touch ${marker}' /*\nSELECT */`, /^query refused: COPY reads and writes files and runs programs on the server/],
+  ["--x\rCOMMIT /*\nSELECT */", /^query refused: COMMIT is transaction control/],
   ["SELECT 1; DELETE FROM jobs", /^query refused: more than one statement/],
   ["(SELECT 1); ROLLBACK; CREATE TABLE x()", /^query refused: more than one statement/]
 ]
@@ -89,6 +96,40 @@ layer(TestDatabaseLive)("query: one read-only statement", (it) => {
         "query: the session is not read-only: DATABASE_URL's own options replace the default_transaction_read_only=on query starts with (remove options=... from DATABASE_URL)"
       )
     })
+  )
+
+  it.scoped.skipIf(embeddedTestDatabase())(
+    "without QUERY_DATABASE_URL it cannot signal the connector's sessions nor take locks: the parser refuses, and behind it the query role does",
+    () =>
+      Effect.gen(function* () {
+        const { env, schema } = yield* TestDatabase
+        // a session of DATABASE_URL's role (the connector's serve or sync), idle
+        const victim = yield* Effect.acquireRelease(
+          Effect.promise(async () => {
+            const client = new pg.Client({ connectionString: env.DATABASE_URL, application_name: `victim ${schema}` })
+            client.on("error", () => {})
+            await client.connect()
+            return client
+          }),
+          (client) => Effect.promise(() => client.end().catch(() => {}))
+        )
+        const alive = Effect.promise(() => victim.query("SELECT 1 AS one").then(() => true, () => false))
+        const terminate = `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'victim ${schema}'`
+        const lock = `SELECT pg_advisory_lock(hashtext('account-sync:${schema}'), hashtext('acct-1')) IS NULL AS locked`
+        for (const statement of [terminate, lock, `SELECT set_config('role', current_user, false), (${terminate}) IS NULL`]) {
+          const refused = yield* Effect.flip(queryWith(env)(statement))
+          expect(refused._tag, statement).toBe("QueryRefused")
+        }
+        expect(yield* alive).toBe(true)
+
+        // the second wall, the parser left out: the statement runs as the schema's query role, which may not signal
+        const session = yield* openReadOnlySession(yield* QueryDatabaseConfig.pipe(Effect.withConfigProvider(providerOf(env))))
+        expect(session.role).toBe(queryRoleOf(schema))
+        const denied = yield* Effect.flip(session.run(terminate))
+        expect(denied._tag).toBe("SqlError")
+        expect(denied._tag === "SqlError" && (denied.cause as { code?: string }).code).toBe("42501")
+        expect(yield* alive).toBe(true)
+      })
   )
 
   it.effect("query runs no migration and creates nothing: a schema it names stays absent", () =>

@@ -4,6 +4,7 @@ import { Effect, Layer, Option, Redacted } from "effect"
 import * as crypto from "node:crypto"
 import { makeDatabaseLayer } from "../../../src/db/Database.js"
 import { runMigrations } from "../../../src/db/Migrations.js"
+import { dropSchemaAndQueryRole } from "../../../src/db/queryRole.js"
 import { jobsStream } from "../../../src/sync/streams/jobs.js"
 import { Checkpoints, CheckpointsLive } from "../../../src/sync/Checkpoints.js"
 import { Warehouse, WarehouseLive } from "../../../src/sync/Warehouse.js"
@@ -18,7 +19,7 @@ const oneSession = (prepareStatements: boolean) => {
   const migrated = Layer.scopedDiscard(
     Effect.zipRight(
       runMigrations,
-      Effect.flatMap(SqlClient.SqlClient, (sql) => Effect.addFinalizer(() => sql.unsafe(`DROP SCHEMA IF EXISTS ${schema} CASCADE`).pipe(Effect.ignore)))
+      Effect.addFinalizer(() => dropSchemaAndQueryRole(schema))
     )
   )
   return WarehouseLive.pipe(Layer.provideMerge(CheckpointsLive), Layer.provideMerge(migrated), Layer.provideMerge(database))

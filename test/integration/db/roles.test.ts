@@ -3,40 +3,27 @@ import { SqlClient } from "@effect/sql"
 import { ConfigProvider, Effect, Layer, Option, Redacted } from "effect"
 import { spawnSync } from "node:child_process"
 import * as path from "node:path"
-import pg from "pg"
 import { runQuery } from "../../../src/cli/query.js"
 import { makeDatabaseLayer } from "../../../src/db/Database.js"
 import { runMigrations } from "../../../src/db/Migrations.js"
-import { embeddedTestDatabase, freshSchemaName } from "../../support/database.js"
+import { embeddedTestDatabase, freshSchemaName, testDatabaseUrlAs, withPgClient } from "../../support/database.js"
 
 const root = path.resolve(import.meta.dirname, "../../..")
 const psqlAvailable = spawnSync("psql", ["--version"]).status === 0
 
 const asSuperuser = (statements: ReadonlyArray<string>) =>
-  Effect.promise(async () => {
-    const client = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL })
-    await client.connect()
-    try {
-      for (const statement of statements) await client.query(statement).catch(() => {})
-    } finally {
-      await client.end()
-    }
+  withPgClient(process.env.TEST_DATABASE_URL!, async (client) => {
+    for (const statement of statements) await client.query(statement).catch(() => {})
   })
 
 /** The code and message Postgres answered with, or "ok". */
 const outcome = (url: string, statement: string) =>
-  Effect.promise(async () => {
-    const client = new pg.Client({ connectionString: url })
-    await client.connect()
-    try {
-      await client.query(statement)
-      return "ok"
-    } catch (error) {
-      return (error as { code?: string }).code ?? String(error)
-    } finally {
-      await client.end()
-    }
-  })
+  withPgClient(url, (client) =>
+    client.query(statement).then(
+      () => "ok",
+      (error: unknown) => (error as { code?: string }).code ?? String(error)
+    )
+  )
 
 // Roles are the cluster's, not a schema's: each run makes its own names and drops them
 it.scoped.skipIf(embeddedTestDatabase() || !psqlAvailable)(
@@ -47,7 +34,7 @@ it.scoped.skipIf(embeddedTestDatabase() || !psqlAvailable)(
       const app = `${schema}_app`
       const reader = `${schema}_reader`
       yield* Effect.addFinalizer(() =>
-        asSuperuser([`DROP SCHEMA IF EXISTS ${schema} CASCADE`, `DROP OWNED BY ${reader}`, `DROP OWNED BY ${app}`, `DROP ROLE IF EXISTS ${reader}`, `DROP ROLE IF EXISTS ${app}`])
+        asSuperuser([`DROP SCHEMA IF EXISTS ${schema} CASCADE`, `DROP OWNED BY ${reader}`, `DROP OWNED BY ${app}`, `DROP ROLE IF EXISTS ${reader}`, `DROP ROLE IF EXISTS ${app}`, `DROP ROLE IF EXISTS ${schema}_query`])
       )
       const server = new URL(process.env.TEST_DATABASE_URL!)
       const init = spawnSync("sh", [path.join(root, "config/postgres/init-roles.sh")], {
@@ -67,14 +54,8 @@ it.scoped.skipIf(embeddedTestDatabase() || !psqlAvailable)(
         }
       })
       expect(init.status, init.stderr).toBe(0)
-      const urlAs = (role: string, password: string) => {
-        const url = new URL(server)
-        url.username = role
-        url.password = password
-        return url.toString()
-      }
-      const appUrl = urlAs(app, "app password's")
-      const readerUrl = urlAs(reader, "reader-password")
+      const appUrl = testDatabaseUrlAs(app, "app password's")
+      const readerUrl = testDatabaseUrlAs(reader, "reader-password")
 
       // the app role: migrations and writes in its schema; no superuser, no other schema, no server files
       const database = makeDatabaseLayer({ url: Option.some(Redacted.make(appUrl)), dataDir: "memory", schema, maxConnections: 2 })
@@ -96,9 +77,15 @@ it.scoped.skipIf(embeddedTestDatabase() || !psqlAvailable)(
           Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["DATABASE_URL", appUrl], ["QUERY_DATABASE_URL", readerUrl], ["DB_SCHEMA", schema]])))
         )
       expect(yield* query("SELECT current_user AS who, count(*)::int AS jobs FROM jobs")).toEqual([{ who: reader, jobs: 1 }])
-      const denied = yield* Effect.flip(query("SELECT pg_read_file('/etc/hostname')"))
-      expect(denied._tag).toBe("SqlError")
-      expect(denied._tag === "SqlError" && (denied.cause as { code?: string }).code).toBe("42501")
+      // refused by query's parser, and by the role behind it
+      expect((yield* Effect.flip(query("SELECT pg_read_file('/etc/hostname')")))._tag).toBe("QueryRefused")
+      expect(yield* outcome(readerUrl, "SELECT pg_read_file('/etc/hostname')")).toBe("42501")
+      // without QUERY_DATABASE_URL, query logs in as the app role and switches to the schema's query role (roles.sql made it)
+      const appQuery = (statement: string) =>
+        runQuery(statement).pipe(Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["DATABASE_URL", appUrl], ["DB_SCHEMA", schema]]))))
+      expect(yield* appQuery("SELECT current_user AS who, session_user AS login, count(*)::int AS jobs FROM jobs")).toEqual([
+        { who: `${schema}_query`, login: app, jobs: 1 }
+      ])
       expect(yield* outcome(readerUrl, `INSERT INTO ${schema}.jobs (account_id, id, raw) VALUES ('a', 'b', '{}')`)).toBe("25006")
       expect(yield* outcome(readerUrl, `BEGIN READ WRITE; DELETE FROM ${schema}.jobs`)).toBe("42501")
     }),

@@ -1,7 +1,7 @@
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import pg from "pg"
-import { isReservedWord } from "../../../src/db/schemaName.js"
+import { isReservedWord } from "../../../src/schemaName.js"
 import { TestDatabase, TestDatabaseEnv } from "../../support/database.js"
 
 layer(TestDatabaseEnv)("DB_SCHEMA's keyword list", (it) => {

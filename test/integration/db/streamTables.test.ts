@@ -13,6 +13,7 @@ import { TestDatabase, TestDatabaseLive } from "../../support/database.js"
 const sqlType: Readonly<Record<ColumnType, string>> = {
   text: "text",
   integer: "integer",
+  numeric: "numeric",
   "double precision": "double precision",
   boolean: "boolean",
   timestamptz: "timestamp with time zone",
@@ -72,10 +73,38 @@ layer(TestDatabaseLive)("every stream's table, as migrated, has exactly the stre
     })
   )
 
-  it.effect("every table and column of the dbt sources (config/dbt/sources.yml) exists as migrated", () =>
+  it.effect("the control tables and every one of their columns say what they are", () =>
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const { schema } = yield* TestDatabase
+      for (const table of [
+        "connections",
+        "sync_runs",
+        "sync_checkpoints",
+        "sync_pass_seen",
+        "webhook_events",
+        "oauth_tokens",
+        "oauth_pending",
+        "token_keys",
+        "schema_migrations",
+        "stream_freshness",
+        "api_versions",
+        "account_health",
+        "alert_notices",
+        "reader_accounts"
+      ]) {
+        const [row] = yield* sql<{ comment: string | null }>`SELECT obj_description(format('%I.%I', ${schema}::text, ${table}::text)::regclass) AS comment`
+        expect(row!.comment, table).toBeTruthy()
+        const uncommented = (yield* columnsOf(schema, table)).filter((c) => !c.comment).map((c) => c.column_name)
+        expect(uncommented, table).toEqual([])
+      }
+    })
+  )
+
+  it.effect("every table and column of the dbt sources (config/dbt/models/sources.yml) exists as migrated", () =>
     Effect.gen(function* () {
       const { schema } = yield* TestDatabase
-      const sources = parse(fs.readFileSync(path.resolve(import.meta.dirname, "../../../config/dbt/sources.yml"), "utf8")) as {
+      const sources = parse(fs.readFileSync(path.resolve(import.meta.dirname, "../../../config/dbt/models/sources.yml"), "utf8")) as {
         sources: Array<{ tables: Array<{ name: string; columns?: Array<{ name: string }> }> }>
       }
       for (const table of sources.sources[0]!.tables) {

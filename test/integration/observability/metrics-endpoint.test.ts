@@ -49,6 +49,10 @@ layer(syncHarness({ accounts: 1, jobs: 600, limits: { maxPoints: 5_000, restoreR
       expect(points).toBeGreaterThanOrEqual(reports[0]!.streams[0]!.counts.costPoints)
       expect(points).toBeLessThan(reports[0]!.streams[0]!.counts.costPoints + 10)
       expect(moved("account_sync_runs_total", 'outcome="succeeded"')).toBe(1)
+      // the state gauges, read from the database at the scrape: the stream was made current by this backfill
+      expect(sample(after.text, "account_sync_stream_data_age_seconds", accountId, 'stream="jobs"')).toBeLessThan(60)
+      expect(sample(after.text, "account_sync_stream_stale_after_seconds", accountId, 'stream="jobs"')).toBe(7200)
+      expect(sample(after.text, "account_sync_connection_status", accountId, 'status="active"')).toBe(1)
 
       // Prometheus' own parser accepts the whole scrape (skipped only where promtool is not installed)
       if (promtoolAvailable) {

@@ -63,7 +63,8 @@ layer(TestLayer)("Warehouse", (it) => {
 
       const row = (yield* sql<Record<string, unknown>>`SELECT * FROM jobs WHERE account_id = 'acc-1' AND id = ${job(1).id}`)[0]!
       expect(row.job_number).toBe(1)
-      expect(row.total).toBe(101.25)
+      // money is numeric: the exact decimal the service sent, as Postgres gives it back
+      expect(row.total).toBe("101.25")
       expect(row.allow_review_request).toBe(true)
       expect(row.will_client_be_automatically_charged).toBeNull()
       expect((row.start_at as Date).toISOString()).toBe("2025-01-02T09:00:00.000Z")

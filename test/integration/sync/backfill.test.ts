@@ -4,7 +4,9 @@ import { Effect } from "effect"
 import { SyncRunner } from "../../../src/sync/SyncRunner.js"
 import { connectAccount } from "../../support/connector.js"
 import { TestEmulator } from "../../support/emulator.js"
-import { expectWarehouseExact, pagesToRead, syncHarness } from "../../support/syncHarness.js"
+import { pagesToRead, syncHarness } from "../../support/syncHarness.js"
+import { expectStreamExact } from "../../support/streamExactness.js"
+import { jobScalarsStream } from "../../support/jobsOnly.js"
 
 // 3 accounts x 5,000 jobs. The bucket restores fast here so the test measures landing, not waiting; the tight
 // bucket has its own test.
@@ -18,7 +20,7 @@ layer(syncHarness({ accounts: 3, jobs: 5000, limits: { maxPoints: 10_000, restor
         const runner = yield* SyncRunner
         const reports = yield* runner.run({ mode: "backfill" })
         expect(reports.map((r) => r.outcome)).toEqual(["synced", "synced", "synced"])
-        for (const a of accounts) expect(yield* expectWarehouseExact(a.accountId)).toBe(5000)
+        for (const a of accounts) expect(yield* expectStreamExact(jobScalarsStream, a.accountId)).toBe(5000)
         for (const r of reports) {
           expect(r.streams[0]!.counts.rows).toBe(5000)
           expect(r.streams[0]!.counts.pages).toBe(pagesToRead(5000, 100))
@@ -36,8 +38,8 @@ layer(syncHarness({ accounts: 3, jobs: 5000, limits: { maxPoints: 10_000, restor
         const sql = yield* SqlClient.SqlClient
         const target = accounts[0]!.accountId
         yield* admin.advanceClock({ seconds: 600 })
-        const edited = yield* admin.editJobs({ accountId: target, count: 40, seed: 7 })
-        const deleted = yield* admin.deleteJobs({ accountId: target, count: 25, seed: 8 })
+        const edited = yield* admin.editRecords({ accountId: target, collection: "jobs", count: 40, seed: 7 })
+        const deleted = yield* admin.deleteRecords({ accountId: target, collection: "jobs", count: 25, seed: 8 })
         const runner = yield* SyncRunner
 
         const incremental = yield* runner.run({ mode: "sync", accounts: [target] })
@@ -48,7 +50,7 @@ layer(syncHarness({ accounts: 3, jobs: 5000, limits: { maxPoints: 10_000, restor
         expect(pass.counts.pages).toBeLessThan(5)
         const titles = yield* sql<{ id: string; title: string | null }>`
           SELECT id, title FROM jobs WHERE account_id = ${target} AND id IN ${sql.in(edited.ids)}`
-        const service = new Map((yield* admin.listJobs({ accountId: target })).map((j) => [j.id, j]))
+        const service = new Map((yield* admin.listRecords({ accountId: target, collection: "jobs" })).map((j) => [j.id, j]))
         const liveEdited = edited.ids.filter((id) => service.has(id))
         expect(titles.filter((r) => service.has(r.id)).map((r) => [r.id, r.title]).sort()).toEqual(
           liveEdited.map((id) => [id, service.get(id)!.title]).sort()
@@ -61,7 +63,7 @@ layer(syncHarness({ accounts: 3, jobs: 5000, limits: { maxPoints: 10_000, restor
         expect(full[0]!.streams[0]!.counts.rowsDeleted).toBe(deleted.ids.length)
         const nowMarked = yield* sql<{ id: string }>`SELECT id FROM jobs WHERE account_id = ${target} AND deleted_at IS NOT NULL`
         expect(nowMarked.map((r) => r.id).sort()).toEqual([...deleted.ids].sort())
-        expect(yield* expectWarehouseExact(target)).toBe(5000 - deleted.ids.length)
+        expect(yield* expectStreamExact(jobScalarsStream, target)).toBe(5000 - deleted.ids.length)
       })
     )
   }

@@ -66,7 +66,7 @@ layer(TestLayer)("line items and custom fields land with their parent", (it) => 
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
       const checkpoints = yield* Checkpoints
-      const items = () => sql<{ id: string; job_id: string; name: string; quantity: number; linked_product_or_service_id: string; deleted: boolean }>`
+      const items = () => sql<{ id: string; job_id: string; name: string; quantity: string; linked_product_or_service_id: string; deleted: boolean }>`
         SELECT id, job_id, name, quantity, linked_product_or_service_id, deleted_at IS NOT NULL AS deleted FROM job_line_items
         WHERE account_id = 'acc-c' ORDER BY id`
       const custom = () => sql<{ field_key: string; label: string; kind: string; value_text: string; value: unknown; deleted: boolean }>`
@@ -97,10 +97,11 @@ layer(TestLayer)("line items and custom fields land with their parent", (it) => 
         position: 2
       })
       expect((yield* items()).map((r) => [r.id, r.quantity, r.deleted])).toEqual([
-        ["a", 5, false],
-        ["b", 2, true],
-        ["c", 2, false],
-        ["d", 2, false]
+        // numeric: the decimal as sent, as Postgres gives it back
+        ["a", "5", false],
+        ["b", "2", true],
+        ["c", "2", false],
+        ["d", "2", false]
       ])
       expect((yield* custom()).map((r) => [r.field_key, r.value_text, r.deleted])).toEqual([
         ["Has dog", "true", true],

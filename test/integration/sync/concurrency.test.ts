@@ -4,7 +4,9 @@ import { SyncRunner } from "../../../src/sync/SyncRunner.js"
 import { connectAccount } from "../../support/connector.js"
 import { embeddedTestDatabase } from "../../support/database.js"
 import { TestEmulator } from "../../support/emulator.js"
-import { expectWarehouseExact, syncHarness } from "../../support/syncHarness.js"
+import { syncHarness } from "../../support/syncHarness.js"
+import { expectStreamExact } from "../../support/streamExactness.js"
+import { jobScalarsStream } from "../../support/jobsOnly.js"
 
 // The test database's pool has 12 connections: more accounts than that run at once must not need one each.
 layer(syncHarness({ accounts: 16, jobs: 120, limits: { maxPoints: 10_000, restoreRate: 100_000 } }), {
@@ -18,7 +20,7 @@ layer(syncHarness({ accounts: 16, jobs: 120, limits: { maxPoints: 10_000, restor
       for (const a of accounts) yield* connectAccount(a.accountId)
       const reports = yield* (yield* SyncRunner).run({ mode: "backfill", concurrency: 16 })
       expect(reports.map((r) => r.outcome)).toEqual(accounts.map(() => "synced"))
-      for (const a of accounts) expect(yield* expectWarehouseExact(a.accountId)).toBe(120)
+      for (const a of accounts) expect(yield* expectStreamExact(jobScalarsStream, a.accountId)).toBe(120)
     })
   )
 })

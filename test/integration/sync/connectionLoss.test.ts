@@ -7,7 +7,9 @@ import { SyncRunner } from "../../../src/sync/SyncRunner.js"
 import { connectAccount } from "../../support/connector.js"
 import { TestDatabase } from "../../support/database.js"
 import { TestEmulator } from "../../support/emulator.js"
-import { expectWarehouseExact, namedTestDatabase, pagesToRead, syncHarness } from "../../support/syncHarness.js"
+import { namedTestDatabase, pagesToRead, syncHarness } from "../../support/syncHarness.js"
+import { expectStreamExact } from "../../support/streamExactness.js"
+import { jobScalarsStream } from "../../support/jobsOnly.js"
 
 const appName = (schema: string) => `account-sync-${schema}`
 
@@ -58,7 +60,7 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)("connection loss", () => {
         expect(reports.map((r) => [r.outcome, r.message])).toEqual([["synced", undefined]])
         expect(reports[0]!.streams[0]!.counts.rows).toBe(2000)
         expect(reports[0]!.streams[0]!.counts.pages).toBe(pagesToRead(2000, 100))
-        expect(yield* expectWarehouseExact(accountId)).toBe(2000)
+        expect(yield* expectStreamExact(jobScalarsStream, accountId)).toBe(2000)
         const runs = yield* sql<{ outcome: string; pages: number; rows: number }>`
           SELECT outcome, pages, rows FROM sync_runs WHERE account_id = ${accountId}`
         expect(runs).toEqual([{ outcome: "succeeded", pages: pagesToRead(2000, 100), rows: 2000 }])

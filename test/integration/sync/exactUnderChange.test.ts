@@ -5,7 +5,9 @@ import { SyncRunner } from "../../../src/sync/SyncRunner.js"
 import { connectAccount } from "../../support/connector.js"
 import { serviceProxy } from "../../support/proxy.js"
 import { TestEmulator } from "../../support/emulator.js"
-import { expectWarehouseExact, syncHarness } from "../../support/syncHarness.js"
+import { syncHarness } from "../../support/syncHarness.js"
+import { expectStreamExact } from "../../support/streamExactness.js"
+import { jobScalarsStream } from "../../support/jobsOnly.js"
 
 /**
  * The service's data moves while the pager pages: before some pages of a full pass, jobs behind the requested position
@@ -21,15 +23,15 @@ const churning = serviceProxy({
       pagesSeen++
       if (pagesSeen < 2 || pagesSeen > 8 || pagesSeen % 2 === 1) return
       const accountId = emulator.accounts[0]!.accountId
-      const live = yield* emulator.admin.listJobs({ accountId })
+      const live = yield* emulator.admin.listRecords({ accountId, collection: "jobs" })
       const offset = variables.offset as number
       const behind = live.slice(0, offset).map((j) => j.id)
       const ahead = live.slice(offset + 100).map((j) => j.id)
       const pick = (ids: ReadonlyArray<string>, n: number, salt: number) => ids.filter((_, i) => (i * 7919 + salt) % Math.max(1, Math.floor(ids.length / n)) === 0).slice(0, n)
       const gone = [...pick(behind, 3, pagesSeen), ...pick(ahead, 2, pagesSeen)]
-      deleted.push(...(yield* emulator.admin.deleteJobs({ accountId, ids: gone })).ids)
-      yield* emulator.admin.editJobs({ accountId, ids: pick(behind.filter((id) => !gone.includes(id)), 2, pagesSeen + 1) })
-      yield* emulator.admin.seedJobs({ accountId, count: 3 })
+      deleted.push(...(yield* emulator.admin.deleteRecords({ accountId, collection: "jobs", ids: gone })).ids)
+      yield* emulator.admin.editRecords({ accountId, collection: "jobs", ids: pick(behind.filter((id) => !gone.includes(id)), 2, pagesSeen + 1) })
+      yield* emulator.admin.createRecords({ accountId, collection: "jobs", count: 3 })
     })
 })
 
@@ -50,7 +52,7 @@ layer(syncHarness({ accounts: 1, jobs: 1500, limits: { maxPoints: 100_000, resto
       const [sync] = yield* runner.run({ mode: "sync" })
       expect(sync!.outcome).toBe("synced")
       // 0 live rows missing, 0 live rows marked deleted
-      yield* expectWarehouseExact(accountId)
+      yield* expectStreamExact(jobScalarsStream, accountId)
       // every deleted row the warehouse had is marked (those deleted ahead of the pass were never landed)
       const stored = yield* sql<{ id: string; deleted: boolean }>`
         SELECT id, deleted_at IS NOT NULL AS deleted FROM jobs WHERE account_id = ${accountId} AND id IN ${sql.in(deleted)}`
@@ -94,13 +96,13 @@ layer(syncHarness({ accounts: 1, jobs: 400, limits: { maxPoints: 100_000, restor
       yield* connectAccount(accountId)
       const runner = yield* SyncRunner
       yield* runner.run({ mode: "backfill" })
-      hiding = (yield* admin.listJobs({ accountId }))[123]!.id
+      hiding = (yield* admin.listRecords({ accountId, collection: "jobs" }))[123]!.id
       const [again] = yield* runner.run({ mode: "backfill", restart: true })
       hiding = undefined
       expect(again!.outcome).toBe("synced")
       expect(again!.streams[0]!.counts.rowsConfirmed).toBe(1)
       expect(again!.streams[0]!.counts.rowsDeleted).toBe(0)
-      yield* expectWarehouseExact(accountId)
+      yield* expectStreamExact(jobScalarsStream, accountId)
       const [run] = yield* sql<{ rows_confirmed: number }>`SELECT rows_confirmed FROM sync_runs WHERE account_id = ${accountId} ORDER BY id DESC LIMIT 1`
       expect(run!.rows_confirmed).toBe(1)
     })

@@ -4,7 +4,9 @@ import { Effect, Fiber } from "effect"
 import { SyncRunner } from "../../../src/sync/SyncRunner.js"
 import { connectAccount } from "../../support/connector.js"
 import { TestEmulator } from "../../support/emulator.js"
-import { expectWarehouseExact, syncHarness } from "../../support/syncHarness.js"
+import { syncHarness } from "../../support/syncHarness.js"
+import { expectStreamExact } from "../../support/streamExactness.js"
+import { jobScalarsStream } from "../../support/jobsOnly.js"
 
 layer(syncHarness({ accounts: 1, jobs: 2000, limits: { maxPoints: 10_000, restoreRate: 100_000 } }), {
   timeout: 120_000,
@@ -33,17 +35,17 @@ layer(syncHarness({ accounts: 1, jobs: 2000, limits: { maxPoints: 10_000, restor
       expect(behind.size).toBeLessThanOrEqual(1000)
 
       // in the gap: a row behind the cursor is edited, then (later, service time) rows ahead of it
-      const service = yield* admin.listJobs({ accountId })
+      const service = yield* admin.listRecords({ accountId, collection: "jobs" })
       const ahead = service.filter((j) => !behind.has(j.id)).map((j) => j.id)
       const edited = [...behind][0]!
       yield* admin.advanceClock({ seconds: 600 })
-      yield* admin.editJobs({ accountId, ids: [edited], seed: 11 })
+      yield* admin.editRecords({ accountId, collection: "jobs", ids: [edited], seed: 11 })
       // a page's worth of rows between that edit and the newest ones, so the edit is not on the incremental pass's
       // first page of old rows (which it lands before stopping)
       yield* admin.advanceClock({ seconds: 60 })
-      yield* admin.editJobs({ accountId, ids: ahead.slice(0, 150), seed: 12 })
+      yield* admin.editRecords({ accountId, collection: "jobs", ids: ahead.slice(0, 150), seed: 12 })
       yield* admin.advanceClock({ seconds: 3600 })
-      yield* admin.editJobs({ accountId, ids: ahead.slice(150, 300), seed: 13 })
+      yield* admin.editRecords({ accountId, collection: "jobs", ids: ahead.slice(150, 300), seed: 13 })
 
       const resumed = yield* runner.run({ mode: "sync" })
       expect(resumed[0]!.outcome).toBe("synced")
@@ -51,7 +53,7 @@ layer(syncHarness({ accounts: 1, jobs: 2000, limits: { maxPoints: 10_000, restor
       // the resumed pass never went back for the edited row
       const stale = yield* sql<{ title: string | null; updated_at: Date }>`
         SELECT title, updated_at FROM jobs WHERE account_id = ${accountId} AND id = ${edited}`
-      const now = (yield* admin.listJobs({ accountId })).find((j) => j.id === edited)!
+      const now = (yield* admin.listRecords({ accountId, collection: "jobs" })).find((j) => j.id === edited)!
       expect(stale[0]!.updated_at.getTime()).toBeLessThan(Date.parse(now.updatedAt as string))
       const [checkpoint] = yield* sql<{ high_water_mark: Date; pass_started_at: Date }>`
         SELECT high_water_mark, pass_started_at FROM sync_checkpoints WHERE account_id = ${accountId}`
@@ -59,7 +61,7 @@ layer(syncHarness({ accounts: 1, jobs: 2000, limits: { maxPoints: 10_000, restor
 
       const incremental = yield* runner.run({ mode: "sync" })
       expect(incremental[0]!.streams[0]!.kind).toBe("incremental")
-      expect(yield* expectWarehouseExact(accountId)).toBe(2000)
+      expect(yield* expectStreamExact(jobScalarsStream, accountId)).toBe(2000)
     })
   )
 })

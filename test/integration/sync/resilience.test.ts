@@ -4,8 +4,9 @@ import { SyncRunner } from "../../../src/sync/SyncRunner.js"
 import { connectAccount } from "../../support/connector.js"
 import { TestEmulator } from "../../support/emulator.js"
 import { estimateQueryCost } from "../../../src/api/costEstimate.js"
-import { jobScalarsStream } from "../../../src/sync/streams/index.js"
-import { expectWarehouseExact, pagesToRead, syncHarness } from "../../support/syncHarness.js"
+import { jobScalarsStream } from "../../support/jobsOnly.js"
+import { pagesToRead, syncHarness } from "../../support/syncHarness.js"
+import { expectStreamExact } from "../../support/streamExactness.js"
 
 const jobsStream = jobScalarsStream
 
@@ -35,7 +36,7 @@ layer(syncHarness({ accounts: 3, jobs: 100, limits: { maxPoints: 1000, restoreRa
         expect(c.costPoints).toBeGreaterThan(2500)
         expect(c.throttleWaitMs).toBeGreaterThanOrEqual(((c.costPoints - 1000) / 200) * 1000 * 0.9)
       }
-      for (const a of accounts) expect(yield* expectWarehouseExact(a.accountId)).toBe(100)
+      for (const a of accounts) expect(yield* expectStreamExact(jobScalarsStream, a.accountId)).toBe(100)
     })
   )
 })
@@ -58,7 +59,7 @@ layer(syncHarness({ accounts: 3, jobs: 2000, limits: { maxPoints: 10_000, restor
       expect(faultsInjected.drop).toBeGreaterThan(0)
       expect(faultsInjected.truncate).toBeGreaterThan(0)
       expect(faultsInjected.latency).toBeGreaterThan(0)
-      for (const a of accounts) expect(yield* expectWarehouseExact(a.accountId)).toBe(2000)
+      for (const a of accounts) expect(yield* expectStreamExact(jobScalarsStream, a.accountId)).toBe(2000)
     })
   )
 })

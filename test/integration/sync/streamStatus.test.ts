@@ -1,7 +1,9 @@
 import { expect, layer } from "@effect/vitest"
 import { Duration, Effect, Layer } from "effect"
-import { streamJson, streamsTable } from "../../../src/cli/status.js"
-import { StreamStatus, StreamStatusLive } from "../../../src/sync/StreamStatus.js"
+import { SqlClient } from "@effect/sql"
+import { Connections } from "../../../src/auth/Connections.js"
+import { connectionsTable, streamJson, streamsTable } from "../../../src/cli/status.js"
+import { lastRunsByAccount, StreamStatus, StreamStatusLive } from "../../../src/sync/StreamStatus.js"
 import { SyncRunner } from "../../../src/sync/SyncRunner.js"
 import { SyncSettings } from "../../../src/sync/SyncSettings.js"
 import { connectAccount } from "../../support/connector.js"
@@ -20,7 +22,9 @@ layer(StreamStatusLive.pipe(Layer.provideMerge(harness)), { timeout: 60_000, exc
       const before = yield* status.list(streams)
       expect(before.map((s) => [s.accountId, s.stream])).toEqual(accounts.flatMap((a) => streams.map((s) => [a.accountId, s.name])))
       expect(before.every((s) => s.lastRun === null && s.lastFullPassAt === null && s.inProgress === null)).toBe(true)
-      expect(streamsTable(before)).toContain("never")
+      const connections = yield* (yield* Connections).list()
+      const view = { now: Date.now(), wide: false, maxWidth: 120 }
+      expect(streamsTable(before, connections, view)).toContain("never")
 
       const [first] = accounts
       yield* (yield* SyncRunner).run({ mode: "backfill", accounts: [first!.accountId] })
@@ -35,9 +39,31 @@ layer(StreamStatusLive.pipe(Layer.provideMerge(harness)), { timeout: 60_000, exc
       const other = after.find((s) => s.accountId === accounts[1]!.accountId && s.stream === "jobs")!
       expect(other.lastRun).toBeNull()
       expect(streamJson(jobs)).toMatchObject({ stream: "jobs", lastRun: { kind: "full", outcome: "succeeded", rows: 250 } })
-      const table = streamsTable(after)
-      expect(table).toContain(first!.accountId)
-      expect(table).toContain(accounts[1]!.accountId)
+      const table = streamsTable(after, connections, view)
+      // each account named above its streams (by name: the names are unique), every line within the width
+      expect(table.split("\n")).toContain(first!.name)
+      expect(table.split("\n")).toContain(accounts[1]!.name)
+      expect(table).not.toContain(first!.accountId)
+      expect(table).toMatch(/\n {2}jobs\s+full succeeded (just now|\d+ s ago)\s+250\s+250\s+0\s+-\s+(just now|\d+ s ago)\s+in 6 h/)
+      expect(Math.max(...table.split("\n").map((l) => l.length))).toBeLessThanOrEqual(120)
+      expect(streamsTable(after, connections, { ...view, wide: true })).toContain(first!.accountId)
+    })
+  )
+
+  it.effect("an account's last run is its latest run of any stream, from the same read model (connections know nothing of runs)", () =>
+    Effect.gen(function* () {
+      const { accounts } = yield* TestEmulator
+      const second = accounts[1]!.accountId
+      const sql = yield* SqlClient.SqlClient
+      yield* sql`INSERT INTO sync_runs (account_id, stream, kind, started_at, finished_at, outcome)
+                 VALUES (${second}, 'jobs', 'full', '2026-01-01T00:00:00Z', '2026-01-01T00:01:00Z', 'succeeded'),
+                        (${second}, 'clients', 'incremental', '2026-01-02T00:00:00Z', NULL, 'failed'),
+                        (${second}, 'jobs', 'incremental', '2026-01-01T12:00:00Z', '2026-01-01T12:00:05Z', 'succeeded')`
+      const runs = lastRunsByAccount(yield* (yield* StreamStatus).list((yield* SyncSettings).streams.catalog))
+      expect(runs.get(second)).toEqual({ stream: "clients", kind: "incremental", outcome: "failed", startedAt: new Date("2026-01-02T00:00:00Z"), finishedAt: null })
+      expect(runs.get(accounts[0]!.accountId)).toMatchObject({ kind: "full", outcome: "succeeded" })
+      const view = { now: Date.parse("2026-01-02T00:03:00Z"), wide: false, maxWidth: 120 }
+      expect(connectionsTable(yield* (yield* Connections).list(), runs, view)).toMatch(new RegExp(`${accounts[1]!.name}\\s.*clients failed 3 min ago`))
     })
   )
 })

@@ -3,7 +3,7 @@ import { expect, layer } from "@effect/vitest"
 import { Effect, Layer, Logger, LogLevel, Schema } from "effect"
 import { AuthLayer } from "../../../src/cli/app.js"
 import { hash32, pick } from "../../../src/emulator/Prng.js"
-import type { RecordDefinition } from "../../../src/emulator/data/RecordType.js"
+import type { RecordDefinition } from "../../../src/emulator/data/RecordDefinition.js"
 import { updatedSince } from "../../../src/sync/Incremental.js"
 import { ProgressLog } from "../../../src/sync/Progress.js"
 import { DateTime } from "../../../src/sync/streams/fields.js"
@@ -30,6 +30,7 @@ import { expectStreamExact } from "../../support/streamExactness.js"
 /** The emulator side: every client a lead, with names, emails and balances of its own; filterable and sortable by update time. */
 const leadsCollection: RecordDefinition = {
   name: "clients",
+  scope: "read_clients",
   nodeType: "Client",
   size: () => 45,
   fields: (input) => {
@@ -84,7 +85,7 @@ const createTable = `
     last_name text,
     is_lead boolean,
     email text,
-    balance double precision,
+    balance numeric,
     created_at timestamptz,
     updated_at timestamptz,
     raw jsonb NOT NULL,

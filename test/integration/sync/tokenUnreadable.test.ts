@@ -5,7 +5,10 @@ import { Connections } from "../../../src/auth/Connections.js"
 import { SyncRunner } from "../../../src/sync/SyncRunner.js"
 import { connectAccount } from "../../support/connector.js"
 import { TestEmulator } from "../../support/emulator.js"
-import { expectWarehouseExact, syncHarness } from "../../support/syncHarness.js"
+import { syncHarness } from "../../support/syncHarness.js"
+import { lastRunsByAccount, StreamStatus, StreamStatusLive } from "../../../src/sync/StreamStatus.js"
+import { expectStreamExact } from "../../support/streamExactness.js"
+import { jobScalarsStream } from "../../support/jobsOnly.js"
 import { storeUnderForeignKey } from "../../support/tokenKeys.js"
 
 layer(syncHarness({ accounts: 2, jobs: 40 }), { timeout: 60_000, excludeTestServices: true })("a token that cannot be decrypted", (it) => {
@@ -25,7 +28,7 @@ layer(syncHarness({ accounts: 2, jobs: 40 }), { timeout: 60_000, excludeTestServ
       expect(message).toContain(`account ${bad}: token cannot be decrypted with the configured key`)
       expect(message).toContain(`key id ${foreignId}`)
       expect(message).not.toContain("under-another-key")
-      expect(yield* expectWarehouseExact(good)).toBe(40)
+      expect(yield* expectStreamExact(jobScalarsStream, good)).toBe(40)
 
       // every run is recorded and closed: the good one succeeded, the bad one failed with the same message
       const sql = yield* SqlClient.SqlClient
@@ -38,7 +41,8 @@ layer(syncHarness({ accounts: 2, jobs: 40 }), { timeout: 60_000, excludeTestServ
       expect(runs.every((r) => r.finished_at !== null)).toBe(true)
       // nothing the service said is wrong with the connection: it stays active (fix the key, or reconnect)
       expect(Option.getOrThrow(yield* (yield* Connections).get(bad)).status).toBe("active")
-      expect(Option.getOrThrow(yield* (yield* Connections).get(bad)).lastRun?.outcome).toBe("failed")
+      const streams = yield* Effect.provide(Effect.flatMap(StreamStatus, (s) => s.list([jobScalarsStream])), StreamStatusLive)
+      expect(lastRunsByAccount(streams).get(bad)?.outcome).toBe("failed")
     })
   )
 })

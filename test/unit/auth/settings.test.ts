@@ -31,10 +31,12 @@ describe("settings from the environment (OAuthClient, TokenKey, ServiceEndpoint)
   it.effect("with DATABASE_URL, a missing or malformed TOKEN_ENCRYPTION_KEY fails with one line naming it", () =>
     Effect.gen(function* () {
       const missing = yield* Effect.exit(load({ ...service, DATABASE_URL: "postgres://db/x" }))
-      expect(failureLine(missing)).toMatch(/^configuration: TOKEN_ENCRYPTION_KEY is missing/)
+      expect(failureLine(missing)).toBe(
+        "TOKEN_ENCRYPTION_KEY is not set: DATABASE_URL is set, so the tokens need a key of your own: generate one with `openssl rand -base64 32` and put it in .env (see config/.env.example)"
+      )
       const short = yield* Effect.exit(load({ ...service, DATABASE_URL: "postgres://db/x", TOKEN_ENCRYPTION_KEY: "c2hvcnQ=" }))
       const line = failureLine(short)
-      expect(line).toContain("TOKEN_ENCRYPTION_KEY: expected 32 bytes encoded as base64")
+      expect(line).toContain("TOKEN_ENCRYPTION_KEY is invalid (in .env or the environment): expected 32 bytes encoded as base64")
       expect(line.split("\n")).toHaveLength(1)
       expect(line).not.toContain("c2hvcnQ=")
     })
@@ -44,7 +46,7 @@ describe("settings from the environment (OAuthClient, TokenKey, ServiceEndpoint)
     Effect.gen(function* () {
       const { SERVICE_CLIENT_SECRET: _, ...rest } = service
       const exit = yield* Effect.exit(load({ ...rest, TOKEN_ENCRYPTION_KEY: Buffer.alloc(32, 1).toString("base64") }))
-      expect(failureLine(exit)).toContain("SERVICE_CLIENT_SECRET is missing")
+      expect(failureLine(exit)).toBe("SERVICE_CLIENT_SECRET is not set: put it in .env (see config/.env.example)")
     })
   )
 

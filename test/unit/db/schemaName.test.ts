@@ -15,7 +15,7 @@ describe("DB_SCHEMA at configuration load", () => {
     Effect.gen(function* () {
       for (const word of ["select", "user", "table", "order", "left", "join", "int", "values"]) {
         const line = failureLine(yield* schemaOf(word))
-        expect(line).toBe(`configuration: invalid DB_SCHEMA: "${word}" is a reserved word in Postgres; choose another schema name (e.g. account_sync)`)
+        expect(line).toBe(`DB_SCHEMA is invalid (in .env or the environment): "${word}" is a reserved word in Postgres; choose another schema name (e.g. account_sync)`)
       }
     })
   )
@@ -24,7 +24,7 @@ describe("DB_SCHEMA at configuration load", () => {
     Effect.gen(function* () {
       for (const schema of ["pg_catalog", "pg_toast", "pg_temp", "pg_anything", "information_schema"]) {
         const line = failureLine(yield* schemaOf(schema))
-        expect(line).toBe(`configuration: invalid DB_SCHEMA: "${schema}" is a system schema of Postgres; choose a schema of your own (e.g. account_sync)`)
+        expect(line).toBe(`DB_SCHEMA is invalid (in .env or the environment): "${schema}" is a system schema of Postgres; choose a schema of your own (e.g. account_sync)`)
       }
     })
   )
@@ -34,7 +34,7 @@ describe("DB_SCHEMA at configuration load", () => {
       for (const schema of ["account_sync", "public", "warehouse_2", "_private", "jobs", "data", "begin"]) {
         expect(yield* schemaOf(schema)).toEqual(Exit.succeed(schema))
       }
-      expect(failureLine(yield* schemaOf("Bad-Name"))).toMatch(/^configuration: invalid DB_SCHEMA: expected a Postgres identifier/)
+      expect(failureLine(yield* schemaOf("Bad-Name"))).toMatch(/^DB_SCHEMA is invalid \(in \.env or the environment\): expected a Postgres identifier/)
     })
   )
 })

@@ -16,6 +16,7 @@ describe("deployment examples", () => {
   it("every Kubernetes manifest is valid YAML with apiVersion, kind and metadata.name", () => {
     const files = fs.readdirSync(k8s).filter((f) => f.endsWith(".yaml"))
     expect(files.length).toBeGreaterThanOrEqual(4)
+    files.push(...fs.readdirSync(path.join(k8s, "without-workers")).map((f) => `without-workers/${f}`))
     for (const file of files) {
       for (const doc of documentsOf(path.join(k8s, file))) {
         expect(doc.apiVersion, file).toBeTypeOf("string")
@@ -25,8 +26,31 @@ describe("deployment examples", () => {
     }
   })
 
-  it("the sync CronJob forbids overlapping runs and runs `sync`", () => {
-    const [cron] = documentsOf(path.join(k8s, "cronjob-sync.yaml"))
+  it("workers: a Deployment of N `worker` replicas that outlives a page on SIGTERM, a PodDisruptionBudget over them, serve enqueuing for them and no CronJob beside them", () => {
+    const [deployment, budget] = documentsOf(path.join(k8s, "deployment-workers.yaml"))
+    expect(deployment!.kind).toBe("Deployment")
+    expect(deployment!.spec.replicas).toBeGreaterThanOrEqual(2)
+    const pod = deployment!.spec.template.spec
+    expect(pod.containers[0].args[0]).toBe("worker")
+    expect(pod.containers[0].args).toContain("--concurrency")
+    // a page in flight lands within a minute (GRAPHQL_REQUEST_TIMEOUT 30 s and one landing statement)
+    expect(pod.terminationGracePeriodSeconds).toBeGreaterThanOrEqual(60)
+    const metricsPort = pod.containers[0].env.find((e: { name: string }) => e.name === "METRICS_PORT").value
+    expect(pod.containers[0].readinessProbe.httpGet.port).toBe(Number(metricsPort))
+    expect(budget!.kind).toBe("PodDisruptionBudget")
+    expect(budget!.spec.selector.matchLabels).toEqual(deployment!.spec.selector.matchLabels)
+    expect(budget!.spec.maxUnavailable ?? 0).toBeLessThan(deployment!.spec.replicas)
+    const [serve] = documentsOf(path.join(k8s, "deployment-serve.yaml"))
+    expect(serve!.spec.template.spec.containers[0].env).toContainEqual({ name: "WORKERS", value: "true" })
+    const kinds = fs
+      .readdirSync(k8s)
+      .filter((f) => f.endsWith(".yaml"))
+      .flatMap((f) => documentsOf(path.join(k8s, f)).map((d) => d.kind))
+    expect(kinds).not.toContain("CronJob")
+  })
+
+  it("without workers: the sync CronJob forbids overlapping runs and runs `sync`", () => {
+    const [cron] = documentsOf(path.join(k8s, "without-workers/cronjob-sync.yaml"))
     expect(cron!.kind).toBe("CronJob")
     expect(cron!.spec.concurrencyPolicy).toBe("Forbid")
     expect(cron!.spec.jobTemplate.spec.template.spec.containers[0].args).toEqual(["sync"])

@@ -39,7 +39,7 @@ describe("stream selection (SYNC_STREAMS, SYNC_EXCLUDE_FIELDS, SYNC_FULL_PASS_EV
   it("SYNC_STREAMS chooses the streams of a run; an unknown name is refused, naming it and the streams there are", () => {
     expect(loaded({ SYNC_STREAMS: "jobs, clients" }).defaults.map((s) => s.name)).toEqual(["clients", "jobs"])
     const message = failure({ SYNC_STREAMS: "jobs,jbos" })
-    expect(message).toContain("SYNC_STREAMS: no stream named `jbos`")
+    expect(message).toContain("SYNC_STREAMS is invalid (in .env or the environment): no stream named `jbos`")
     expect(message).toContain("clients")
   })
 
@@ -61,7 +61,7 @@ describe("stream selection (SYNC_STREAMS, SYNC_EXCLUDE_FIELDS, SYNC_FULL_PASS_EV
   })
 
   it("a bad exclusion names the entry, and for an unknown field the stream's fields", () => {
-    expect(failure({ SYNC_EXCLUDE_FIELDS: "jobz.title" })).toContain("SYNC_EXCLUDE_FIELDS: `jobz.title` names no stream")
+    expect(failure({ SYNC_EXCLUDE_FIELDS: "jobz.title" })).toContain("SYNC_EXCLUDE_FIELDS is invalid (in .env or the environment): `jobz.title` names no stream")
     expect(failure({ SYNC_EXCLUDE_FIELDS: "jobs" })).toContain("expected <stream>.<field>")
     const message = failure({ SYNC_EXCLUDE_FIELDS: "jobs.titel" })
     expect(message).toContain("cannot exclude `titel`")

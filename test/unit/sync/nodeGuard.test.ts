@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Schema } from "effect"
 import { nodeGuard } from "../../../src/sync/nodeGuard.js"
-import { jobScalarsStream } from "../../../src/sync/streams/index.js"
+import { jobScalarsStream } from "../../support/jobsOnly.js"
 import { job } from "../../support/jobFixtures.js"
 
 const jobsStream = jobScalarsStream

@@ -14,6 +14,7 @@ const page = (n: number): Page => ({
   mayHaveMore: true,
   body: JSON.stringify({ data: { jobs: { nodes: [{ id: `job-${n}` }] } } }),
   shifted: false,
+  checked: true,
   costPoints: 2,
   overheadPoints: 0
 })

@@ -5,14 +5,15 @@ import * as Metrics from "../../../../src/observability/metrics.js"
 import { estimateQueryCost } from "../../../../src/api/costEstimate.js"
 import { eventsJson, eventsTable } from "../../../../src/cli/status.js"
 import { EventConsumer } from "../../../../src/sync/events/EventConsumer.js"
-import { EventQueue } from "../../../../src/sync/events/EventQueue.js"
-import { jobScalarsStream } from "../../../../src/sync/streams/index.js"
+import { EventQueue } from "../../../../src/events/EventQueue.js"
+import { jobScalarsStream } from "../../../support/jobsOnly.js"
 import { SyncRunner } from "../../../../src/sync/SyncRunner.js"
 import { connectAccount } from "../../../support/connector.js"
 import { TestEmulator } from "../../../support/emulator.js"
 import { eventStates, queueEvents } from "../../../support/events.js"
 import { serviceProxy } from "../../../support/proxy.js"
-import { expectWarehouseExact, syncHarness } from "../../../support/syncHarness.js"
+import { syncHarness } from "../../../support/syncHarness.js"
+import { expectStreamExact } from "../../../support/streamExactness.js"
 
 const jobs = jobScalarsStream
 /** What one job costs in a page: its fields (the connection's 1 point is per query). */
@@ -42,20 +43,20 @@ layer(harness, { timeout: 60_000, excludeTestServices: true })("the change-event
       yield* connectAccount(accountId)
       expect((yield* (yield* SyncRunner).run({ mode: "backfill" }))[0]!.outcome).toBe("synced")
 
-      const before = new Set((yield* admin.listJobs({ accountId })).map((j) => j.id))
-      const edited = (yield* admin.editJobs({ accountId, count: 10, seed: 3 })).ids
-      const destroyed = (yield* admin.deleteJobs({ accountId, count: 4, seed: 4 })).ids.filter((id) => !edited.includes(id))
-      yield* admin.seedJobs({ accountId, count: 3 })
-      const after = yield* admin.listJobs({ accountId })
+      const before = new Set((yield* admin.listRecords({ accountId, collection: "jobs" })).map((j) => j.id))
+      const edited = (yield* admin.editRecords({ accountId, collection: "jobs", count: 10, seed: 3 })).ids
+      const destroyed = (yield* admin.deleteRecords({ accountId, collection: "jobs", count: 4, seed: 4 })).ids.filter((id) => !edited.includes(id))
+      yield* admin.createRecords({ accountId, collection: "jobs", count: 3 })
+      const after = yield* admin.listRecords({ accountId, collection: "jobs" })
       const created = after.filter((j) => !before.has(j.id))
-      const updatedAt = new Map(after.map((j) => [j.id, j.updatedAt]))
+      const updatedAt = new Map(after.map((j) => [j.id, String(j.updatedAt)]))
       const { nowMs } = yield* admin.clock()
       const now = new Date(nowMs).toISOString()
       // a job deleted without its destroy event reaching us yet: an update names it, the read by id finds it gone
-      const silentlyGone = (yield* admin.deleteJobs({ accountId, count: 1, seed: 5 })).ids[0]!
+      const silentlyGone = (yield* admin.deleteRecords({ accountId, collection: "jobs", count: 1, seed: 5 })).ids[0]!
       yield* queueEvents(accountId, [
         ...edited.filter((id) => updatedAt.has(id)).map((id) => ({ topic: "JOB_UPDATE", itemId: id, occurredAt: updatedAt.get(id)! })),
-        ...created.map((j) => ({ topic: "JOB_CREATE", itemId: j.id, occurredAt: j.updatedAt })),
+        ...created.map((j) => ({ topic: "JOB_CREATE", itemId: j.id, occurredAt: String(j.updatedAt) })),
         ...destroyed.map((id) => ({ topic: "JOB_DESTROY", itemId: id, occurredAt: now })),
         // out of order: an update older than its destroy arrives after it
         ...destroyed.map((id) => ({ topic: "JOB_UPDATE", itemId: id, occurredAt: "2020-01-01T00:00:00Z" })),
@@ -71,7 +72,7 @@ layer(harness, { timeout: 60_000, excludeTestServices: true })("the change-event
       // the points metric counts each query once, as the service charged it
       expect((yield* Metric.value(pointsMetric)).count - pointsBefore).toBe(report.costPoints)
       expect(report.landed).toBe(edited.filter((id) => updatedAt.has(id)).length + created.length)
-      yield* expectWarehouseExact(accountId)
+      yield* expectStreamExact(jobScalarsStream, accountId)
       // read by id in one page: the points are the nodes' plus the query's one
       expect(report.costPoints).toBeLessThanOrEqual(Math.ceil(1.1 * nodeCost * report.landed))
       const states = yield* eventStates(accountId)
@@ -80,7 +81,9 @@ layer(harness, { timeout: 60_000, excludeTestServices: true })("the change-event
       const [status] = (yield* (yield* EventQueue).status()).filter((s) => s.accountId === accountId)
       expect(status).toMatchObject({ waiting: 0, failed: 0 })
       expect(status!.lastApplied!.topic).toMatch(/^JOB_/)
-      expect(eventsTable([status!])).toMatch(new RegExp(`${accountId}\\s+0\\s+-\\s+\\d{4}-\\S+ JOB_`))
+      const view = { now: Date.now(), wide: false, maxWidth: 120 }
+      // without connections to name it, an account is shown by its id
+      expect(eventsTable([status!], [], view)).toMatch(new RegExp(`${accountId}\\s+0\\s+-\\s+JOB_\\S+ (just now|\\d+ s ago)`))
       expect(eventsJson(status)).toMatchObject({ waiting: 0, failed: 0, lastApplied: { topic: expect.stringMatching(/^JOB_/) } })
       // applied events are not applied again
       expect((yield* (yield* EventConsumer).drain(accountId)).applied).toBe(0)
@@ -91,7 +94,7 @@ layer(harness, { timeout: 60_000, excludeTestServices: true })("the change-event
     Effect.gen(function* () {
       const { accounts, admin } = yield* TestEmulator
       const accountId = accounts[0]!.accountId
-      const edited = (yield* admin.editJobs({ accountId, count: 2, seed: 9 })).ids
+      const edited = (yield* admin.editRecords({ accountId, collection: "jobs", count: 2, seed: 9 })).ids
       yield* queueEvents(accountId, edited.map((id) => ({ topic: "JOB_UPDATE", itemId: id, occurredAt: new Date().toISOString() })))
       breakLookups = true
       const report = yield* (yield* EventConsumer).drain(accountId).pipe(Effect.ensuring(Effect.sync(() => (breakLookups = false))))
@@ -124,6 +127,44 @@ layer(harness, { timeout: 60_000, excludeTestServices: true })("the change-event
       yield* sql`UPDATE webhook_events SET received_at = received_at - interval '2 hours' WHERE account_id = ${accountId}`
       const [third] = yield* runner.run({ mode: "sync" })
       expect(third!.streams.find((s) => s.stream === "jobs")).toMatchObject({ kind: "incremental", outcome: "succeeded" })
+    })
+  )
+
+  it.effect("events of an account disconnected at the service wait for the reconnect (no attempt counted, not `events flow`), then are applied", () =>
+    Effect.gen(function* () {
+      const { accounts, admin, app } = yield* TestEmulator
+      const accountId = accounts[0]!.accountId
+      const sql = yield* SqlClient.SqlClient
+      const queue = yield* EventQueue
+      const consumer = yield* EventConsumer
+      // the service ends every token of the account (the APP_DISCONNECT it sends reaches nobody here): the consumer
+      // finds out by its 401 and the refused refresh, and the connection is marked revoked
+      yield* admin.marketplaceDisconnect({ clientId: app.clientId, accountId })
+      // only this test's events (the ones above settled or failed)
+      yield* sql`DELETE FROM webhook_events WHERE account_id = ${accountId}`
+      const edited = (yield* admin.editRecords({ accountId, collection: "jobs", count: 10, seed: 31 })).ids
+      const updatedAt = new Map((yield* admin.listRecords({ accountId, collection: "jobs" })).map((j) => [j.id, String(j.updatedAt)]))
+      yield* queueEvents(accountId, edited.map((id) => ({ topic: "JOB_UPDATE", itemId: id, occurredAt: updatedAt.get(id)! })))
+
+      const first = yield* consumer.drain(accountId)
+      expect(first).toMatchObject({ outcome: "needs-reconnect", failed: 0, deferred: edited.length })
+      const waiting = () => sql<{ attempts: number; next_attempt_at: Date | null; state: string }>`
+        SELECT attempts, next_attempt_at, state FROM webhook_events WHERE account_id = ${accountId}`
+      expect((yield* waiting()).map((e) => [e.state, e.attempts, e.next_attempt_at])).toEqual(edited.map(() => ["pending", 0, null]))
+      // not tried again while the account is not connected, however often the consumer looks (before: failed for good)
+      for (let k = 0; k < 3; k++) expect((yield* consumer.drainAll()).filter((r) => r.accountId === accountId)).toEqual([])
+      expect((yield* waiting()).every((e) => e.state === "pending" && e.attempts === 0)).toBe(true)
+      const [status] = (yield* queue.status()).filter((s) => s.accountId === accountId)
+      expect(status).toMatchObject({ waitingForReconnect: edited.length, failed: 0 })
+      expect(eventsTable([status!], [], { now: Date.now(), wide: false, maxWidth: 120 })).toContain(`(${edited.length} until reconnected)`)
+      // waiting events do not say the stream's changes flow: sync runs its incremental pass (once reconnected)
+      expect(yield* queue.lastApplied(accountId, "JOB")).toBeNull()
+
+      yield* connectAccount(accountId)
+      const [after] = yield* consumer.drainAll()
+      expect(after).toMatchObject({ accountId, outcome: "drained", applied: edited.length, failed: 0 })
+      expect((yield* waiting()).map((e) => e.state)).toEqual(edited.map(() => "applied"))
+      yield* expectStreamExact(jobs, accountId)
     })
   )
 })

@@ -1,0 +1,403 @@
+import { SqlClient } from "@effect/sql"
+import { ConfigProvider, Effect, Layer } from "effect"
+import { spawn } from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import type { DatabaseTopology } from "../../src/db/Database.js"
+import type { Limits } from "../../src/emulator/EmulatorAdmin.js"
+import { JobQueue, JobQueueLive } from "../../src/sync/jobs/JobQueue.js"
+import { JobSettings } from "../../src/sync/jobs/JobSettings.js"
+import { newAccount } from "./benchmarks.js"
+import { childEnv, connectAccount, connectorLayer, type Env, settingsFor } from "./connector.js"
+import { benchDatabaseUrl, freshSchemaName } from "./database.js"
+import { BenchError } from "./errors.js"
+import { binPath, type EmulatorProcess } from "./emulatorProcess.js"
+import { quantile } from "./freshness.js"
+
+export interface ScaleOptions {
+  /** Accounts of the 1/2/4-worker runs, their jobs, and the bucket that binds them (small restore rate). */
+  readonly accounts: number
+  readonly jobsPerAccount: number
+  readonly maxPoints: number
+  readonly restoreRate: number
+  readonly processes: ReadonlyArray<number>
+  /** Jobs each worker process works at once. */
+  readonly concurrencyPerWorker: number
+  /** Due-to-start: jobs enqueued at this rate for this long, two workers waiting. */
+  readonly steadyPerSecond: number
+  readonly steadySeconds: number
+  /** Failover: accounts (and their jobs) two workers share when one is SIGKILLed. */
+  readonly failoverAccounts: number
+  readonly failoverJobs: number
+  /** One worker holding this many accounts at the real bucket (10,000 points, 500/s), each with these jobs. */
+  readonly oneWorkerAccounts: number
+  readonly oneWorkerJobs: number
+}
+
+// 50 slots a worker with a pool of 12 sessions: 250 slots on 8 sessions (4 workers must stay under the server's 100
+// connections) starved the pool on this shared 2-core machine (runs failed with "Failed to acquire connection")
+export const defaultScaleOptions: ScaleOptions = {
+  accounts: 1000,
+  jobsPerAccount: 40,
+  maxPoints: 600,
+  restoreRate: 100,
+  processes: [1, 2, 4],
+  concurrencyPerWorker: 50,
+  steadyPerSecond: 20,
+  steadySeconds: 10,
+  failoverAccounts: 10,
+  failoverJobs: 3000,
+  oneWorkerAccounts: 500,
+  oneWorkerJobs: 600
+}
+
+export const quickScaleOptions: ScaleOptions = {
+  accounts: 12,
+  jobsPerAccount: 40,
+  maxPoints: 600,
+  restoreRate: 400,
+  processes: [1, 2],
+  concurrencyPerWorker: 8,
+  steadyPerSecond: 10,
+  steadySeconds: 2,
+  failoverAccounts: 2,
+  failoverJobs: 2000,
+  oneWorkerAccounts: 6,
+  oneWorkerJobs: 100
+}
+
+export interface WorkersRun {
+  readonly processes: number
+  readonly rowsPerSecond: number
+  /** Against the rows/s the summed buckets allow (every account's backfill at its bucket's pace, all at once). */
+  readonly ratioToCeiling: number
+  /** Against the same figure with one worker. */
+  readonly ratioToOneWorker: number
+  readonly cpuSecondsPerWorker: number
+  readonly peakRssMbPerWorker: number
+  /**
+   * What held it back: bucket (at the ceiling), slots (accounts waiting for a worker's slot), emulator (its one process
+   * busy most of the wall time: the service stand-in, not us), cpu (the workers' CPU near the cores), machine (the
+   * load average over twice the cores: other processes took the CPU), other.
+   */
+  readonly bound: "bucket" | "slots" | "emulator" | "cpu" | "machine" | "other"
+  /** The emulator process's CPU seconds per wall second over the run, and the machine's load average at its end. */
+  readonly emulatorCpuShare: number
+  readonly loadAverage: number
+  readonly seconds: number
+  readonly floorSeconds: number
+  readonly pointsPerRow: number
+}
+
+export interface ScaleResult {
+  readonly claimsPerSecond: number
+  readonly dueToStartP50Seconds: number
+  readonly dueToStartP99Seconds: number
+  readonly failoverSeconds: number
+  readonly doubleRuns: number
+  readonly workers: ReadonlyArray<WorkersRun>
+  readonly oneWorker500: { readonly accounts: number; readonly ratioToCeiling: number; readonly peakRssMb: number; readonly rowsPerSecond: number; readonly seconds: number; readonly cpuSeconds: number }
+  readonly settings: ScaleOptions
+  readonly loadAverageBefore: ReadonlyArray<number>
+}
+
+const say = (line: string) => Effect.sync(() => process.stderr.write(`bench: scale: ${line}\n`))
+
+/** Settings every worker of the bench runs with: a schedule that never fires on its own (the workers tick at start). */
+const queueEnv: Env = {
+  QUEUE_POLL_INTERVAL: "500 millis",
+  QUEUE_MONITOR_SECONDS: "2",
+  QUEUE_RETRY_DELAY_SECONDS: "1",
+  QUEUE_SCHEDULE: "0 0 1 1 *",
+  QUEUE_BACKFILLS_AT_ONCE: "1000",
+  SYNC_INCREMENTAL_EVERY: "1 hour",
+  LOG_LEVEL: "warn",
+  LOG_FORMAT: "json"
+}
+
+interface WorkerProcess {
+  readonly pid: number
+  /** CPU seconds so far and peak RSS (VmHWM), read from /proc while it runs. */
+  readonly sample: () => { readonly cpuSeconds: number; readonly peakRssMb: number }
+  readonly kill: (signal: NodeJS.Signals) => Effect.Effect<void>
+}
+
+const ticks = 100
+const procSample = (pid: number) => {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+    const cpuSeconds = (Number(fields[11]) + Number(fields[12])) / ticks
+    const hwm = /VmHWM:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"))
+    return { cpuSeconds, peakRssMb: hwm ? Number(hwm[1]) / 1024 : 0 }
+  } catch {
+    return { cpuSeconds: 0, peakRssMb: 0 }
+  }
+}
+
+/** A `worker` child; killed (SIGKILL) with the scope if still running. */
+const startWorker = (env: Env, concurrency: number) =>
+  Effect.acquireRelease(
+    Effect.sync(() => {
+      const child = spawn(process.execPath, [binPath, "worker", "--concurrency", String(concurrency)], { env: { ...process.env, ...env }, stdio: ["ignore", "ignore", "pipe"] })
+      let tail = ""
+      child.stderr!.on("data", (c: Buffer) => void (tail = (tail + c.toString()).slice(-4000)))
+      const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()))
+      const process_: WorkerProcess = {
+        pid: child.pid!,
+        sample: () => procSample(child.pid!),
+        kill: (signal) => Effect.promise(() => (child.exitCode === null && child.signalCode === null ? (child.kill(signal), exited) : Promise.resolve()))
+      }
+      return { process_, child, tail: () => tail }
+    }),
+    ({ child }) => Effect.sync(() => void (child.exitCode === null && child.kill("SIGKILL")))
+  ).pipe(Effect.map((w) => w.process_))
+
+const count = (query: Effect.Effect<ReadonlyArray<{ n: number }>, unknown, SqlClient.SqlClient>) => Effect.map(Effect.orDie(query), (r) => r[0]?.n ?? 0)
+
+const waitFor = (what: string, seconds: number, check: Effect.Effect<boolean, never, SqlClient.SqlClient>) =>
+  Effect.gen(function* () {
+    const started = performance.now()
+    while (!(yield* check)) {
+      if (performance.now() - started > seconds * 1000) return yield* new BenchError({ step: "scale", reason: `not within ${seconds} s: ${what}` })
+      yield* Effect.sleep("200 millis")
+    }
+  })
+
+/**
+ * The queue drained with every account's sync done: at least `accounts` accounts with a job completed and none
+ * waiting, running or to be retried (a run whose closing write failed may stay 'running' in sync_runs).
+ */
+const drained = (sql: SqlClient.SqlClient, queueSchema: string, accounts: number) =>
+  sql<{ open: number; done: number }>`
+      SELECT count(*) FILTER (WHERE state IN ('created', 'retry', 'active'))::int AS open,
+        count(DISTINCT singleton_key) FILTER (WHERE state = 'completed')::int AS done
+      FROM ${sql(queueSchema)}.job WHERE name = 'account-work' AND data->>'kind' = 'sync'`.pipe(
+    Effect.map((r) => r[0]!.open === 0 && r[0]!.done >= accounts),
+    // the workers have not set the queue up yet
+    Effect.orElseSucceed(() => false)
+  )
+
+/** Pairs of runs of one account whose intervals overlap. */
+const overlappingRuns = (sql: SqlClient.SqlClient) =>
+  count(sql<{ n: number }>`
+    SELECT count(*)::int AS n FROM sync_runs a JOIN sync_runs b ON a.account_id = b.account_id AND a.id < b.id
+    WHERE a.outcome <> 'skipped' AND b.outcome <> 'skipped'
+      AND b.started_at < COALESCE(a.finished_at, now()) AND a.started_at < COALESCE(b.finished_at, now())`)
+
+const queueOf = (env: Env) =>
+  JobQueueLive({ supervise: false, instanceName: "bench" }).pipe(
+    Layer.provide(JobSettings.layer),
+    Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env)))))
+  )
+
+/** A schema of its own with `accounts` new accounts of `jobs` jobs under `limits`, connected; `body` gets the workers' environment. */
+const withAccounts = <A>(
+  emulator: EmulatorProcess,
+  options: { readonly accounts: number; readonly jobs: number; readonly limits: Limits; readonly poolSize: number },
+  body: (env: Env, ids: ReadonlyArray<string>) => Effect.Effect<A, unknown, SqlClient.SqlClient | DatabaseTopology>
+) =>
+  Effect.gen(function* () {
+    const schema = freshSchemaName("scale")
+    const settings = settingsFor(emulator)
+    const ids = yield* Effect.forEach(Array.from({ length: options.accounts }), () => newAccount(emulator, options.jobs, options.limits), { concurrency: 8 })
+    const env: Env = { ...childEnv(settings, benchDatabaseUrl(), schema), ...queueEnv, DATABASE_POOL_SIZE: String(options.poolSize) }
+    return yield* Effect.gen(function* () {
+      const t0 = performance.now()
+      yield* Effect.forEach(ids, connectAccount, { concurrency: 8, discard: true })
+      yield* say(`${ids.length} accounts connected in ${((performance.now() - t0) / 1000).toFixed(1)} s`)
+      const sql = yield* SqlClient.SqlClient
+      // pg-boss's schema beside ours (connectorLayer drops ours)
+      yield* Effect.addFinalizer(() => sql.unsafe(`DROP SCHEMA IF EXISTS ${schema}_queue CASCADE`).pipe(Effect.ignore))
+      return yield* body(env, ids)
+    }).pipe(
+      Effect.scoped,
+      Effect.provide(connectorLayer({ settings, schema, concurrency: 8 })),
+      Effect.mapError((e) => (e instanceof BenchError ? e : new BenchError({ step: "scale", reason: String((e as { message?: string })?.message ?? e) })))
+    )
+  })
+
+/** Wall time from the first run's start to the last one's end, the rows and points of every succeeded run. */
+const runTotals = (sql: SqlClient.SqlClient) =>
+  Effect.map(
+    Effect.orDie(sql<{ seconds: number; rows: number; points: number; done: number }>`
+      SELECT extract(epoch FROM max(finished_at) - min(started_at))::float8 AS seconds, sum(rows)::int AS rows,
+        sum(cost_points)::float8 AS points, count(*) FILTER (WHERE outcome = 'succeeded')::int AS done FROM sync_runs`),
+    (r) => r[0]!
+  )
+
+/** 1, 2, 4 workers over the accounts (each time from nothing synced): rows/s against the buckets' ceiling. */
+const workersRuns = (emulator: EmulatorProcess, o: ScaleOptions) =>
+  withAccounts(emulator, { accounts: o.accounts, jobs: o.jobsPerAccount, limits: { maxPoints: o.maxPoints, restoreRate: o.restoreRate }, poolSize: 12 }, (env) =>
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const runs: Array<WorkersRun> = []
+      let doubleRuns = 0
+      for (const processes of o.processes) {
+        yield* Effect.orDie(sql`TRUNCATE jobs, sync_checkpoints, sync_runs, sync_pass_seen`)
+        // and the last run's jobs (none exists before the first run's workers set the queue up)
+        yield* Effect.orDie(sql.unsafe(`DO $$ BEGIN IF to_regclass('${env.DB_SCHEMA}_queue.job') IS NOT NULL THEN DELETE FROM ${env.DB_SCHEMA}_queue.job; END IF; END $$`))
+        yield* say(`${processes} worker(s) x ${o.concurrencyPerWorker} over ${o.accounts} accounts of ${o.jobsPerAccount} jobs, bucket ${o.maxPoints} points at ${o.restoreRate}/s`)
+        const emulatorBefore = procSample(emulator.pid).cpuSeconds
+        const samples = yield* Effect.scoped(
+          Effect.gen(function* () {
+            const workers = yield* Effect.forEach(Array.from({ length: processes }), () => startWorker(env, o.concurrencyPerWorker))
+            yield* waitFor(`${o.accounts} accounts synced`, 1800, drained(sql, `${env.DB_SCHEMA}_queue`, o.accounts))
+            const s = workers.map((w) => w.sample())
+            for (const w of workers) yield* w.kill("SIGTERM")
+            return s
+          })
+        )
+        doubleRuns += yield* overlappingRuns(sql)
+        const totals = yield* runTotals(sql)
+        const pointsPerRow = totals.points / totals.rows
+        const floorSeconds = Math.max(0, (o.jobsPerAccount * pointsPerRow - o.maxPoints) / o.restoreRate)
+        const rowsPerSecond = totals.rows / totals.seconds
+        const ratioToCeiling = floorSeconds / totals.seconds
+        const cpuSecondsPerWorker = samples.reduce((n, s) => n + s.cpuSeconds, 0) / processes
+        const peakRssMbPerWorker = Math.max(...samples.map((s) => s.peakRssMb))
+        const slots = processes * o.concurrencyPerWorker
+        const cpuBusy = (cpuSecondsPerWorker * processes) / totals.seconds / os.cpus().length
+        const emulatorCpuShare = (procSample(emulator.pid).cpuSeconds - emulatorBefore) / totals.seconds
+        const loadAverage = os.loadavg()[0]!
+        const bound: WorkersRun["bound"] =
+          ratioToCeiling >= 0.85
+            ? "bucket"
+            : slots < o.accounts && ratioToCeiling >= 0.8 * (slots / o.accounts)
+              ? "slots"
+              : emulatorCpuShare >= 0.7
+                ? "emulator"
+                : cpuBusy >= 0.6
+                  ? "cpu"
+                  : loadAverage >= 2 * os.cpus().length
+                    ? "machine"
+                    : "other"
+        const run: WorkersRun = {
+          processes,
+          rowsPerSecond,
+          ratioToCeiling,
+          ratioToOneWorker: runs[0] ? rowsPerSecond / runs[0].rowsPerSecond : 1,
+          cpuSecondsPerWorker,
+          peakRssMbPerWorker,
+          bound,
+          emulatorCpuShare,
+          loadAverage,
+          seconds: totals.seconds,
+          floorSeconds,
+          pointsPerRow
+        }
+        runs.push(run)
+        yield* say(
+          `${processes} worker(s): ${Math.round(rowsPerSecond)} rows/s in ${totals.seconds.toFixed(1)} s, ratio ${ratioToCeiling.toFixed(3)} (${bound}), CPU ${cpuSecondsPerWorker.toFixed(1)} s and peak RSS ${peakRssMbPerWorker.toFixed(0)} MB per worker; emulator ${emulatorCpuShare.toFixed(2)} CPU s/s, load ${loadAverage.toFixed(1)}`
+        )
+      }
+
+      // dispatch, over the same accounts now synced (nothing due): events jobs with no event to apply
+      yield* say(`dispatch: ${o.accounts} jobs with nothing to do, then ${o.steadyPerSecond}/s for ${o.steadySeconds} s, two workers`)
+      const dispatch = yield* Effect.scoped(
+        Effect.gen(function* () {
+          const queue = yield* Effect.provide(JobQueue, queueOf(env))
+          const schemaName = `${env.DB_SCHEMA}_queue`
+          const accountIds = (yield* Effect.orDie(sql<{ account_id: string }>`SELECT account_id FROM connections ORDER BY account_id`)).map((r) => r.account_id)
+          const now = new Date().toISOString()
+          for (const accountId of accountIds) yield* Effect.orDie(queue.enqueue({ kind: "events", accountId, dueAt: now }))
+          const workers = [yield* startWorker(env, o.concurrencyPerWorker), yield* startWorker(env, o.concurrencyPerWorker)]
+          const finished = sql<{ n: number }>`SELECT count(*)::int AS n FROM ${sql(schemaName)}.job WHERE data->>'kind' = 'events' AND state = 'completed'`
+          yield* waitFor("the dispatch jobs", 600, Effect.map(count(finished), (n) => n >= accountIds.length))
+          const [span] = yield* Effect.orDie(sql<{ seconds: number }>`
+            SELECT extract(epoch FROM max(completed_on) - min(started_on))::float8 AS seconds FROM ${sql(schemaName)}.job WHERE data->>'kind' = 'events'`)
+          const claimsPerSecond = accountIds.length / span!.seconds
+          // steady: jobs arriving one by one, workers idle between them: how long from due to started
+          yield* Effect.orDie(sql`DELETE FROM ${sql(schemaName)}.job WHERE data->>'kind' = 'events'`)
+          const total = o.steadyPerSecond * o.steadySeconds
+          for (let i = 0; i < total; i++) {
+            yield* Effect.orDie(queue.enqueue({ kind: "events", accountId: accountIds[i % accountIds.length]!, dueAt: new Date().toISOString() }))
+            yield* Effect.sleep(`${Math.round(1000 / o.steadyPerSecond)} millis`)
+          }
+          yield* waitFor("the steady jobs", 120, Effect.map(count(finished), (n) => n >= total))
+          const latencies = (yield* Effect.orDie(sql<{ s: number }>`
+            SELECT extract(epoch FROM started_on - GREATEST(created_on, start_after))::float8 AS s FROM ${sql(schemaName)}.job WHERE data->>'kind' = 'events'`)).map((r) => r.s)
+          for (const w of workers) yield* w.kill("SIGTERM")
+          return { claimsPerSecond, dueToStartP50Seconds: quantile(latencies, 0.5), dueToStartP99Seconds: quantile(latencies, 0.99) }
+        })
+      )
+      yield* say(`dispatch: ${dispatch.claimsPerSecond.toFixed(0)} claims/s; due to start p50 ${dispatch.dueToStartP50Seconds.toFixed(2)} s, p99 ${dispatch.dueToStartP99Seconds.toFixed(2)} s`)
+      return { runs, doubleRuns, ...dispatch }
+    })
+  )
+
+/** Two workers share the accounts; the one holding some is SIGKILLed: seconds until each of its accounts runs elsewhere. */
+const failoverRun = (emulator: EmulatorProcess, o: ScaleOptions) =>
+  withAccounts(emulator, { accounts: o.failoverAccounts, jobs: o.failoverJobs, limits: { maxPoints: 10_000, restoreRate: 10_000 }, poolSize: 10 }, (env) =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        const first = yield* startWorker(env, o.failoverAccounts)
+        yield* waitFor("the first worker running every account", 120, Effect.map(count(sql<{ n: number }>`SELECT count(DISTINCT account_id)::int AS n FROM sync_runs WHERE outcome = 'running'`), (n) => n >= o.failoverAccounts))
+        yield* Effect.sleep("2 seconds")
+        const second = yield* startWorker(env, o.failoverAccounts)
+        yield* Effect.sleep("3 seconds")
+        const held = (yield* Effect.orDie(sql<{ account_id: string }>`SELECT DISTINCT account_id FROM sync_runs WHERE outcome = 'running'`)).map((r) => r.account_id)
+        const killedAt = new Date()
+        yield* first.kill("SIGKILL")
+        const resumed = sql<{ n: number }>`SELECT count(DISTINCT account_id)::int AS n FROM sync_runs WHERE started_at > ${killedAt}`
+        yield* waitFor("the killed worker's accounts running elsewhere", 300, Effect.map(count(resumed), (n) => n >= held.length))
+        const [last] = yield* Effect.orDie(sql<{ s: number }>`
+          SELECT extract(epoch FROM max(first_start) - ${killedAt}::timestamptz)::float8 AS s
+          FROM (SELECT account_id, min(started_at) AS first_start FROM sync_runs WHERE started_at > ${killedAt} GROUP BY account_id) f`)
+        yield* waitFor("every account synced", 600, Effect.map(count(sql<{ n: number }>`SELECT count(DISTINCT account_id)::int AS n FROM sync_runs WHERE outcome = 'succeeded'`), (n) => n >= o.failoverAccounts))
+        const double = yield* overlappingRuns(sql)
+        yield* second.kill("SIGTERM")
+        yield* say(`failover: ${held.length} account(s) of the SIGKILLed worker running on the other after ${last!.s.toFixed(1)} s`)
+        return { failoverSeconds: last!.s, doubleRuns: double }
+      })
+    )
+  )
+
+/** One worker holding every account at once at the service's real bucket. */
+const oneWorkerRun = (emulator: EmulatorProcess, o: ScaleOptions) =>
+  withAccounts(emulator, { accounts: o.oneWorkerAccounts, jobs: o.oneWorkerJobs, limits: { maxPoints: 10_000, restoreRate: 500 }, poolSize: 40 }, (env) =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        yield* say(`one worker x ${o.oneWorkerAccounts} accounts of ${o.oneWorkerJobs} jobs at the real bucket (10,000 points, 500/s)`)
+        const worker = yield* startWorker(env, o.oneWorkerAccounts)
+        yield* waitFor("every account synced", 1800, drained(sql, `${env.DB_SCHEMA}_queue`, o.oneWorkerAccounts))
+        const sample = worker.sample()
+        yield* worker.kill("SIGTERM")
+        const totals = yield* runTotals(sql)
+        const pointsPerRow = totals.points / totals.rows
+        const floorSeconds = Math.max(0, (o.oneWorkerJobs * pointsPerRow - 10_000) / 500)
+        const double = yield* overlappingRuns(sql)
+        const result = {
+          accounts: o.oneWorkerAccounts,
+          ratioToCeiling: floorSeconds / totals.seconds,
+          peakRssMb: sample.peakRssMb,
+          rowsPerSecond: totals.rows / totals.seconds,
+          seconds: totals.seconds,
+          cpuSeconds: sample.cpuSeconds
+        }
+        yield* say(`one worker: ${Math.round(result.rowsPerSecond)} rows/s in ${totals.seconds.toFixed(1)} s (floor ${floorSeconds.toFixed(1)} s), ratio ${result.ratioToCeiling.toFixed(3)}, peak RSS ${sample.peakRssMb.toFixed(0)} MB`)
+        return { result, double }
+      })
+    )
+  )
+
+export const scaleBench = (emulator: EmulatorProcess, options: ScaleOptions) =>
+  Effect.gen(function* () {
+    const loadAverageBefore = os.loadavg().map((l) => Math.round(l * 100) / 100)
+    const workers = yield* workersRuns(emulator, options)
+    const failover = yield* failoverRun(emulator, options)
+    const one = yield* oneWorkerRun(emulator, options)
+    return {
+      claimsPerSecond: workers.claimsPerSecond,
+      dueToStartP50Seconds: workers.dueToStartP50Seconds,
+      dueToStartP99Seconds: workers.dueToStartP99Seconds,
+      failoverSeconds: failover.failoverSeconds,
+      doubleRuns: workers.doubleRuns + failover.doubleRuns + one.double,
+      workers: workers.runs,
+      oneWorker500: one.result,
+      settings: options,
+      loadAverageBefore
+    } satisfies ScaleResult
+  })
