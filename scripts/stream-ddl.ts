@@ -102,8 +102,13 @@ COMMENT ON COLUMN custom_fields.synced_at IS 'When the row''s content last chang
 COMMENT ON COLUMN custom_fields.deleted_at IS 'When the field left its record, or its record was found gone (null: live).';
 CREATE INDEX custom_fields_label ON custom_fields (account_id, parent_type, label);`
 
-/** Every table of the stream: its own and its children's. */
-export const streamTablesDdl = (stream: AnyStream) => [streamDdl(stream), ...stream.children.map((child) => childDdl(stream, child))].join("\n\n")
+/** Every table of the stream: its own and its children's, each with its history table (sql/017_history.sql). */
+export const streamTablesDdl = (stream: AnyStream) =>
+  [
+    streamDdl(stream),
+    ...stream.children.map((child) => childDdl(stream, child)),
+    [stream.table, ...stream.children.map((c) => c.table)].map((table) => `SELECT history_install('${table}');`).join("\n")
+  ].join("\n\n")
 
 const migrationsDir = path.join(path.dirname(new URL(import.meta.url).pathname), "..", "sql")
 

@@ -7,6 +7,8 @@ import { OAuthClient } from "../auth/OAuthClient.js"
 import { TokenKey, TokenKeySettings } from "../auth/TokenKey.js"
 import { DatabaseConfig, OAuthClientConfig, ServiceEndpointConfig } from "../config.js"
 import { MigratedDatabaseLive } from "../db/Database.js"
+import { applyHistory } from "../sync/history/History.js"
+import { HistoryConfig } from "../sync/history/HistorySetting.js"
 import { AlertsLive } from "../observability/AlertWebhook.js"
 import { HealthMetricsLive } from "../observability/healthMetrics.js"
 import { HealthLive } from "../sync/Health.js"
@@ -47,6 +49,9 @@ export const makeAuthLayer = (database: typeof MigratedDatabaseLive = MigratedDa
 
 export const AuthLayer = makeAuthLayer()
 
+/** SYNC_HISTORY applied to the schema before anything lands (see sync/history/History.ts). */
+const HistoryLive = Layer.effectDiscard(Effect.flatMap(HistoryConfig(), applyHistory))
+
 export interface SyncLayerOptions {
   /** Where runs report progress (default: live lines on a terminal, log lines otherwise). */
   readonly progress?: Layer.Layer<Progress>
@@ -64,9 +69,10 @@ export const makeSyncLayer = (options: SyncLayerOptions = {}) =>
   Layer.merge(HealthMetricsLive, AlertsLive).pipe(
     Layer.provideMerge(HealthLive),
     Layer.provideMerge(makeSyncEngine(options.budget)),
+    Layer.provideMerge(HistoryLive),
     Layer.provideMerge(Layer.mergeAll(options.progress ?? ProgressAuto, SyncSettings.layer)),
     Layer.provideMerge(options.database === undefined ? AuthLayer : makeAuthLayer(options.database)),
-    Layer.provideMerge(settingsFirst(SyncSettingsConfig, EventSettingsConfig, EventRetentionConfig))
+    Layer.provideMerge(settingsFirst(SyncSettingsConfig, EventSettingsConfig, EventRetentionConfig, HistoryConfig()))
   )
 
 export const SyncLayer = makeSyncLayer()

@@ -3,9 +3,9 @@ import { Effect } from "effect"
 
 /**
  * Tables without accounts' rows: never granted to a reader (the OAuth flows in progress, the key check, migrations,
- * what answered the pinned API version).
+ * what answered the pinned API version, which tables keep history).
  */
-export const tablesWithoutAccounts: ReadonlyArray<string> = ["oauth_pending", "token_keys", "schema_migrations", "api_versions"]
+export const tablesWithoutAccounts: ReadonlyArray<string> = ["oauth_pending", "token_keys", "schema_migrations", "api_versions", "history_tables"]
 
 /** Tables with accounts' rows that a reader is still never granted: the (encrypted) tokens. */
 export const secretTables: ReadonlyArray<string> = ["oauth_tokens"]

@@ -150,6 +150,8 @@ export const runDemo = (options: DemoOptions) =>
       // command there): `status`, `sync` and the rest work on the demo's data afterwards
       ...(usingEmbedded && options.dataDir !== "memory" ? [] : [["TOKEN_ENCRYPTION_KEY", crypto.randomBytes(32).toString("base64")] as const]),
       ["DB_SCHEMA", options.schema],
+      // every version of jobs and invoices kept beside them (jobs_history, invoices_history and their line items')
+      ["SYNC_HISTORY", "jobs,invoices"],
       ...(Option.isSome(options.databaseUrl)
         ? [["DATABASE_URL", Redacted.value(options.databaseUrl.value)] as const]
         : [["DATA_DIR", options.dataDir] as const])
@@ -207,6 +209,18 @@ export const runDemo = (options: DemoOptions) =>
         `${deleted.ids.length} job deletions (and the invoices' and visits') are invisible to an incremental pass; a full pass (daily by default) marks them: running one now`
       )
       yield* run({ mode: "backfill", accounts: [first!.accountId], restart: true })
+
+      yield* step("history (SYNC_HISTORY=jobs,invoices): every version of a row, beside the current table")
+      const versionCounts = yield* sql<{ jobs: string; invoices: string }>`
+        SELECT (SELECT count(*) FROM jobs_history) AS jobs, (SELECT count(*) FROM invoices_history) AS invoices`
+      yield* say(`${versionCounts[0]?.jobs ?? 0} job versions and ${versionCounts[0]?.invoices ?? 0} invoice versions kept; the versions of one edited job:`)
+      const versions = yield* sql<Record<string, unknown>>`
+        SELECT job_number, title, job_status, total, valid_from, valid_to, ended_by FROM jobs_history
+        WHERE account_id = ${first!.accountId} AND id = (
+          SELECT id FROM jobs_history WHERE account_id = ${first!.accountId} AND id IN ${sql.in(edited.ids)}
+          GROUP BY id ORDER BY count(*) DESC, id LIMIT 1)
+        ORDER BY valid_from`
+      yield* Console.log(rowsTable(versions))
 
       yield* step(`${second!.name}'s admin disconnects the app in the marketplace (APP_DISCONNECT webhook to /webhooks)`)
       yield* admin.marketplaceDisconnect({ clientId, accountId: second!.accountId })

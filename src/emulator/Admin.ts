@@ -68,6 +68,8 @@ export const adminHandlers = (deps: AdminDeps) => {
           children === undefined ? r : { ...r, [children]: (r[children] as ReadonlyArray<unknown>).filter(served) }
         )
       }),
+    recordVersions: ({ accountId, collection, id }) =>
+      op("recordVersions", () => changes.versions(appsAndAccounts.requireAccount("recordVersions", accountId), collection, id)),
     createRecords: ({ accountId, collection, count, seed }) =>
       op("createRecords", () => ({ ids: changes.create("createRecords", appsAndAccounts.requireAccount("createRecords", accountId), collection, count, seed) })),
     editRecords: ({ accountId, collection, ...selection }) =>

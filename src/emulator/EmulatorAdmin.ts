@@ -234,6 +234,15 @@ export class AdminRpcs extends RpcGroup.make(
    * queries are given (records and line items the paging faults withhold left out).
    */
   op("listRecords", { payload: { ...Account, collection: Str, servedTo: opt(Str) }, success: Schema.Array(ListedRecord) }),
+  /**
+   * Every version a record had since the world was made, oldest first, each as listRecords lists it: the state before
+   * its first change (`seeded`), then one per create, edit and line item edit, and its last state at `destroy`.
+   * Empty for a record never changed.
+   */
+  op("recordVersions", {
+    payload: { ...Account, collection: Str, id: Str },
+    success: Schema.Array(Schema.Struct({ atMs: Num, kind: Schema.Literal("seeded", "create", "update", "destroy"), record: ListedRecord }))
+  }),
   /** Seeded new records of the collection, created now. */
   op("createRecords", { payload: { ...Account, collection: Str, count: Num, seed: opt(Num) }, success: Ids }),
   /** Edits `count` pseudo-randomly chosen records (or `ids`): fields drawn again, `updatedAt` = now. */

@@ -4,12 +4,23 @@ import { AdminRejected } from "./errors.js"
 import type { RecordSelection } from "./EmulatorAdmin.js"
 import type { VirtualClock } from "./VirtualClock.js"
 
+/** One version of a record: as it was listed after a change (before it, for `seeded`; its last, for `destroy`). */
+export interface RecordVersion {
+  readonly atMs: number
+  /** `seeded`: the state a generated record had before its first change. */
+  readonly kind: "seeded" | Change["kind"]
+  readonly record: Record<string, unknown> & { readonly id: string }
+}
+
 /**
  * Creates, edits and deletes of an account's records, for the admin API and for churn alike: each change made now
- * (on the emulator's clock) and reported, record by record, to `onChange` (webhooks, the churn log).
+ * (on the emulator's clock) and reported, record by record, to `onChange` (webhooks, the churn log). Every version a
+ * changed record had is kept (`versions`): the change log a history test compares with.
  */
 export class RecordChanges {
   private draws = 0
+  /** Per account, per `collection/id`: the record's versions, oldest first. */
+  private readonly versionLog = new Map<string, Map<string, Array<RecordVersion>>>()
 
   constructor(
     private readonly clock: VirtualClock,
@@ -49,6 +60,7 @@ export class RecordChanges {
   edit(operation: string, account: Account, collection: string, selection: RecordSelection): ReadonlyArray<string> {
     const records = this.recordsOf(operation, account, collection)
     const indices = this.select(operation, account, records, selection)
+    this.keepSeeded(account, records, indices)
     records.edit(indices, selection.seed, this.clock.nowMs())
     return this.report(account, records, "update", indices)
   }
@@ -56,6 +68,7 @@ export class RecordChanges {
   remove(operation: string, account: Account, collection: string, selection: RecordSelection): ReadonlyArray<string> {
     const records = this.recordsOf(operation, account, collection)
     const indices = this.select(operation, account, records, selection)
+    this.keepSeeded(account, records, indices)
     const ids = this.report(account, records, "destroy", indices)
     records.remove(indices)
     return ids
@@ -73,8 +86,33 @@ export class RecordChanges {
     }
     const indices = this.select(operation, account, records, selection)
     const seed = selection.seed ?? this.nextSeed(account)
+    this.keepSeeded(account, records, indices)
     indices.forEach((index, k) => records.editChildren(index, selection, seed + k, this.clock.nowMs()))
     return this.report(account, records, "update", indices)
+  }
+
+  /** The versions of one record, oldest first (none: it never changed since the world was made). */
+  versions(account: Account, collection: string, id: string): ReadonlyArray<RecordVersion> {
+    return this.versionLog.get(account.accountId)?.get(`${this.recordsOf("recordVersions", account, collection).name}/${id}`) ?? []
+  }
+
+  private log(account: Account, records: Records, index: number, version: Omit<RecordVersion, "record">): void {
+    let byRecord = this.versionLog.get(account.accountId)
+    if (byRecord === undefined) this.versionLog.set(account.accountId, (byRecord = new Map()))
+    const key = `${records.name}/${records.collection.idOf(index)}`
+    let versions = byRecord.get(key)
+    if (versions === undefined) byRecord.set(key, (versions = []))
+    versions.push({ ...version, record: account.world.listed(records.name, index) })
+  }
+
+  /** A generated record's state before its first change: the version the service had until then. */
+  private keepSeeded(account: Account, records: Records, indices: ReadonlyArray<number>): void {
+    const byRecord = this.versionLog.get(account.accountId)
+    for (const index of indices) {
+      if (byRecord?.has(`${records.name}/${records.collection.idOf(index)}`)) continue
+      const updatedMs = records.tracksUpdates ? records.collection.updatedMs(index) : records.collection.createdMs(index)
+      this.log(account, records, index, { atMs: updatedMs, kind: "seeded" })
+    }
   }
 
   private nextSeed(account: Account): number {
@@ -84,6 +122,7 @@ export class RecordChanges {
   private report(account: Account, records: Records, kind: Change["kind"], indices: ReadonlyArray<number>): ReadonlyArray<string> {
     const atMs = this.clock.nowMs()
     const ids = indices.map((i) => records.collection.idOf(i))
+    for (const index of indices) this.log(account, records, index, { atMs, kind })
     for (const id of ids) this.onChange(account, { collection: records.name, kind, id, atMs })
     return ids
   }

@@ -58,6 +58,23 @@ layer(TestDatabaseLive)("every stream's table, as migrated, has exactly the stre
         for (const c of table.columns) if (c.description) expect(byColumn.get(c.column)).toBe(c.description.replace(/\s+/g, " ").trim())
       })
     )
+    it.effect(`${table.of}: table ${table.name}_history keeps every version with the same columns`, () =>
+      Effect.gen(function* () {
+        const { schema } = yield* TestDatabase
+        const rows = yield* columnsOf(schema, `${table.name}_history`)
+        const expected: Record<string, string> = {
+          ...table.keys,
+          first_seen_at: "timestamp with time zone",
+          valid_from: "timestamp with time zone",
+          valid_to: "timestamp with time zone",
+          ended_by: "text",
+          recorded_at: "timestamp with time zone"
+        }
+        for (const c of table.columns) expected[c.column] = sqlType[c.type]
+        expect(Object.fromEntries(rows.map((r) => [r.column_name, r.data_type]))).toEqual(expected)
+        expect(rows.filter((r) => !r.comment).map((r) => r.column_name)).toEqual([])
+      })
+    )
   }
 
   it.effect("custom_fields and every stream table carry a table comment from the schema", () =>

@@ -19,5 +19,7 @@ describe("scripts/stream-ddl.ts", () => {
     for (const c of quotes.columns) expect(ddl).toMatch(new RegExp(`\\n  ${c.column} ${c.type},`))
     expect(ddl).toContain("PRIMARY KEY (account_id, id)")
     expect(ddl).toContain("COMMENT ON TABLE quotes IS")
+    // and the history table of each (SYNC_HISTORY)
+    for (const table of [quotes.table, ...quotes.children.map((c) => c.table)]) expect(ddl).toContain(`SELECT history_install('${table}');`)
   })
 })
