@@ -14,6 +14,7 @@ import { terminateBackendsOf } from "./backends.js"
 import { uniqueAccountId } from "./benchmarks.js"
 import { allStreams } from "../../src/sync/streams/index.js"
 import { compareStream, type StreamComparison } from "../../src/demo/exactness.js"
+import { checkHistory } from "./historyCheck.js"
 import { childEnv, connectAccount, connectorLayer, settingsFor } from "./connector.js"
 import { benchDatabaseUrl, freshSchemaName } from "./database.js"
 import { BenchError } from "./errors.js"
@@ -117,7 +118,9 @@ export const runChaos = (options: ChaosOptions) =>
         DATABASE_APPLICATION_NAME: childSessionName,
         // the whole account: every stream, links, line items and custom fields
         SYNC_STREAMS: "",
-        SYNC_EXCLUDE_FIELDS: ""
+        SYNC_EXCLUDE_FIELDS: "",
+        // history under every fault: each version exactly once (checked at the end)
+        SYNC_HISTORY: "jobs,invoices"
       }
       // the workers' queue timings: failover within seconds (heartbeat 10 s, pg-boss's floor), no cron line firing
       const workerEnv = {
@@ -410,6 +413,14 @@ export const runChaos = (options: ChaosOptions) =>
           WHERE a.outcome <> 'skipped' AND b.outcome <> 'skipped'
             AND b.started_at < COALESCE(a.finished_at, now()) AND a.started_at < COALESCE(b.finished_at, now())`
         checks.push({ name: "no account had two runs at once (sync_runs intervals of an account never overlap)", ok: overlaps[0]!.n === 0, detail: `${overlaps[0]!.n} overlapping pair(s)` })
+        for (const [table, keys] of [["jobs", ["account_id", "id"]], ["job_line_items", ["account_id", "id"]], ["invoices", ["account_id", "id"]], ["invoice_line_items", ["account_id", "id"]]] as const) {
+          const h = yield* checkHistory(sql, table, keys)
+          checks.push({
+            name: `${table}_history: every live row has exactly its open version, no deleted row one, no version written twice, none overlapping`,
+            ok: h.versions > 0 && h.liveWithoutItsVersion + h.deletedStillOpen + h.repeated + h.broken === 0,
+            detail: `${h.versions} versions; ${h.liveWithoutItsVersion} live rows without their version, ${h.deletedStillOpen} deleted still open, ${h.repeated} repeated, ${h.broken} overlapping or with a gap`
+          })
+        }
         const dead = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM ${sql(`${schema}_queue`)}.job WHERE name = 'account-work-dead'`
         checks.push({ name: "no job failed for good (dead letters)", ok: dead[0]!.n === 0, detail: `${dead[0]!.n} dead-lettered` })
         checks.push({ name: `at least ${options.minKills} SIGKILLs of a worker`, ok: kills >= options.minKills, detail: `${kills}` })

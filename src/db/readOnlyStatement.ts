@@ -1,3 +1,4 @@
+import * as v8 from "node:v8"
 import { Data, Effect } from "effect"
 
 /** A statement `query` does not run, and why. */
@@ -119,9 +120,16 @@ const refusalOfStatement = (statement: Record<string, unknown>): string | undefi
 
 type Parser = typeof import("libpg-query")
 
-/** Postgres's own parser (libpg_query, WebAssembly), loaded once, on first use: only `query` needs it. */
+/**
+ * Postgres's own parser (libpg_query, WebAssembly), loaded once, on first use: only `query` needs it. Compiled
+ * without tier-up to the optimizing compiler: a statement is parsed once, and a tier-up still compiling in the
+ * background when the process exits deadlocked Node's exit (nodejs/node#54918: `query` failing at once hung for
+ * minutes on the loaded CI machine, its main thread and V8's workers all waiting on futexes).
+ */
 const parser: Effect.Effect<Parser> = Effect.cached(
   Effect.promise(async () => {
+    v8.setFlagsFromString("--no-wasm-tier-up")
+    v8.setFlagsFromString("--no-wasm-dynamic-tiering")
     const module = await import("libpg-query")
     await module.loadModule()
     return module

@@ -63,7 +63,15 @@ const processState = (pid: number | undefined): string => {
     const status = fs.readFileSync(`/proc/${pid}/status`, "utf8")
     const field = (name: string) => status.match(new RegExp(`^${name}:\\s*(.*)$`, "m"))?.[1] ?? "?"
     const wchan = fs.readFileSync(`/proc/${pid}/wchan`, "utf8")
-    return `pid ${pid} state ${field("State")}, wchan ${wchan || "-"}, threads ${field("Threads")}`
+    const args = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").slice(2).join(" ")
+    const threads = fs.readdirSync(`/proc/${pid}/task`).map((t) => {
+      try {
+        return `${fs.readFileSync(`/proc/${pid}/task/${t}/comm`, "utf8").trim()}:${fs.readFileSync(`/proc/${pid}/task/${t}/wchan`, "utf8")}`
+      } catch {
+        return t
+      }
+    })
+    return `pid ${pid} (${args}) state ${field("State")}, wchan ${wchan || "-"}, threads ${threads.join(" ")}`
   } catch {
     return `pid ${pid} gone`
   }

@@ -1,7 +1,7 @@
 import { Box, type Instance, render, Text } from "ink"
-import { Clock, Config, Effect, Layer, Option, Schedule } from "effect"
+import { Clock, Effect, Layer, Schedule } from "effect"
 import { createElement } from "react"
-import { Progress, ProgressLog, type ProgressSnapshot } from "../../sync/Progress.js"
+import { Progress, type ProgressSnapshot } from "../../sync/Progress.js"
 import { progressLine } from "./progressLine.js"
 
 /** Narrower than this, a line says too little to be worth drawing. */
@@ -70,21 +70,5 @@ export const ProgressTerminal = Layer.scoped(
       report: (s) => Effect.zipRight(Effect.sync(() => inFlight.set(s.accountId, s)), draw),
       accountEnded: (accountId) => Effect.zipRight(Effect.sync(() => inFlight.delete(accountId)), draw)
     })
-  })
-)
-
-const inCi = () => {
-  const ci = process.env.CI
-  return ci !== undefined && ci !== "" && ci !== "0" && ci !== "false"
-}
-
-/**
- * The live display when both stdout and stderr are a terminal (outside CI, and unless LOG_FORMAT asks for
- * structured logs); otherwise log lines: one per stream when it ends, page-level ones at debug.
- */
-export const ProgressAuto = Layer.unwrapEffect(
-  Effect.map(Config.option(Config.string("LOG_FORMAT")).pipe(Effect.orElseSucceed(() => Option.none<string>())), (format) => {
-    const structured = Option.isSome(format) && format.value !== "pretty"
-    return process.stdout.isTTY && process.stderr.isTTY && !inCi() && !structured ? ProgressTerminal : ProgressLog
   })
 )
