@@ -1,6 +1,6 @@
 import { Effect } from "effect"
 import * as fs from "node:fs"
-import { accountsRun, type AccountsRun, budgetBench, exactnessBench, landingBench, memoryRun, type MemoryRun, unthrottledBackfillSeconds, wholeAccountBench } from "./benchmarks.js"
+import { accountsRun, type AccountsRun, budgetBench, exactnessBench, historyBench, landingBench, memoryRun, type MemoryRun, unthrottledBackfillSeconds, wholeAccountBench } from "./benchmarks.js"
 import { freshSchemaLayer, freshSchemaName } from "./database.js"
 import { BenchError } from "./errors.js"
 import { type FreshnessOptions, freshnessBench } from "./freshness.js"
@@ -9,7 +9,7 @@ import { describeMachine, machineInfo } from "./machine.js"
 import { defaultScaleOptions, quickScaleOptions, scaleBench, type ScaleOptions } from "./scale.js"
 import type { BenchResults } from "./report.js"
 
-export type BenchName = "budget" | "landing" | "memory" | "accounts" | "exactness" | "freshness" | "wholeAccount" | "scale"
+export type BenchName = "budget" | "landing" | "memory" | "accounts" | "exactness" | "freshness" | "wholeAccount" | "scale" | "history"
 
 export interface BenchOptions {
   readonly only: ReadonlyArray<BenchName>
@@ -19,6 +19,8 @@ export interface BenchOptions {
   /** The budget run's floor in seconds; default: 30 s, or 1.5 x the unthrottled time of the same jobs when longer. */
   readonly floorSec?: number
   readonly landingJobs: number
+  /** Jobs of each backfill the history figure compares (off and on). */
+  readonly historyJobs: number
   readonly memoryJobs: ReadonlyArray<number>
   readonly accounts: number
   readonly jobsPerAccount: number
@@ -40,12 +42,13 @@ export interface BenchOptions {
 }
 
 export const defaultOptions: BenchOptions = {
-  only: ["landing", "budget", "memory", "accounts", "exactness", "freshness", "wholeAccount", "scale"],
+  only: ["landing", "budget", "memory", "accounts", "exactness", "freshness", "wholeAccount", "scale", "history"],
   budgetJobs: 100_000,
   // the issue's example bucket (10,000 points, 20,000 points/s: it holds half a second of restore) scaled to a
   // 30 s floor for 100,000 jobs: ~100,000 points/s restore, so 50,000 points
   budgetMaxPoints: 50_000,
   landingJobs: 200_000,
+  historyJobs: 100_000,
   memoryJobs: [100_000, 1_000_000],
   accounts: 50,
   jobsPerAccount: 2_000,
@@ -65,11 +68,12 @@ export const defaultOptions: BenchOptions = {
 
 /** Small sizes for the smoke test and a quick look: the same code paths, seconds instead of minutes. */
 export const quickOptions: BenchOptions = {
-  only: ["landing", "budget", "memory", "accounts", "exactness", "freshness", "wholeAccount", "scale"],
+  only: ["landing", "budget", "memory", "accounts", "exactness", "freshness", "wholeAccount", "scale", "history"],
   budgetJobs: 3_000,
   budgetMaxPoints: 10_000,
   floorSec: 3,
   landingJobs: 3_000,
+  historyJobs: 2_000,
   memoryJobs: [1_000, 3_000],
   accounts: 6,
   jobsPerAccount: 300,
@@ -101,6 +105,14 @@ export const runBench = (options: BenchOptions, command: string) =>
         const landing = yield* landingBench(emulator, options.landingJobs)
         results = { ...results, landing: { ...landing, goal: { copyRatio: 0.5 } } }
         yield* say(`landing: ${Math.round(landing.rowsPerSec)} rows/s, COPY ${Math.round(landing.copyRowsPerSec)} rows/s`)
+      }
+      if (wants("history")) {
+        yield* say(`history: backfills of ${options.historyJobs} jobs with SYNC_HISTORY off and on, alternated`)
+        const history = yield* historyBench(emulator, options.historyJobs)
+        results = { ...results, history }
+        yield* say(
+          `history: ${Math.round(history.rowsPerSecondWithout)} rows/s without, ${Math.round(history.rowsPerSecondWith)} with (ratio ${history.ratio.toFixed(3)}), ${Math.round(history.bytesPerVersion)} bytes per job version`
+        )
       }
       if (wants("budget")) {
         // the bucket, not the engine, must bind: the floor is never less than 1.5 x the engine's own time (from this

@@ -1,4 +1,4 @@
-import type { AccountsRun, BudgetResult, ExactnessResult, LandingResult, MemoryRun, WholeAccountResult } from "./benchmarks.js"
+import type { AccountsRun, BudgetResult, ExactnessResult, HistoryResult, LandingResult, MemoryRun, WholeAccountResult } from "./benchmarks.js"
 import type { FreshnessResult } from "./freshness.js"
 import type { MachineInfo } from "./machine.js"
 import type { ScaleResult } from "./scale.js"
@@ -10,6 +10,7 @@ export interface BenchResults {
   readonly command: string
   readonly budget?: BudgetResult & { readonly goal: { readonly efficiency: number; readonly throttled: number; readonly speedupVsReactive: number } }
   readonly landing?: LandingResult & { readonly goal: { readonly copyRatio: number } }
+  readonly history?: HistoryResult
   readonly memory?: {
     readonly peakRssMb100k?: number
     readonly peakRssMb?: number
@@ -64,6 +65,14 @@ export const renderResults = (r: BenchResults): string => {
     rows.push(["landing", `COPY rows/s (median of ${l.copyRunsSeconds.map((s) => f(s, 2)).join(" / ")} s)`, int(l.copyRowsPerSec), "", ""])
     rows.push(["landing", "ratio to COPY", f(l.copyRatio, 3), ">= 0.5", mark(l.copyRatio >= 0.5)])
     rows.push(["landing", "connector CPU s per 10k rows", f(l.cpuSecPer10k, 2), "", ""])
+  }
+  if (r.history) {
+    const h = r.history
+    rows.push(["history", `rows/s without history (${int(h.jobs)} jobs, mean of 2)`, int(h.rowsPerSecondWithout), "", ""])
+    rows.push(["history", "rows/s with SYNC_HISTORY=jobs (mean of 2)", int(h.rowsPerSecondWith), "", ""])
+    rows.push(["history", "ratio with / without", f(h.ratio, 3), "", ""])
+    rows.push(["history", `bytes per job version (${int(h.versions)} versions)`, int(h.bytesPerVersion), "", ""])
+    rows.push(["history", "bytes per line item version", int(h.lineItemBytesPerVersion), "", ""])
   }
   if (r.memory) {
     for (const m of r.memory.runs) {

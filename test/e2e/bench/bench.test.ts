@@ -14,7 +14,8 @@ describe("npm run bench (smoke)", () => {
           {
             ...quickOptions,
             // wholeAccount has its own test below
-            only: ["landing", "budget", "memory", "accounts", "exactness", "freshness"],
+            only: ["landing", "budget", "memory", "accounts", "exactness", "freshness", "history"],
+            historyJobs: 1_000,
             budgetJobs: 2_000,
             floorSec: 2,
             landingJobs: 2_000,
@@ -46,6 +47,13 @@ describe("npm run bench (smoke)", () => {
         expect(landing.copyRowsPerSec).toBeGreaterThan(0)
         expect(landing.copyRatio).toBeCloseTo(landing.rowsPerSec / landing.copyRowsPerSec, 6)
         expect(landing.cpuSecPer10k).toBeGreaterThan(0)
+
+        // history: two backfills each way; every job one version, which takes bytes
+        const h = r.history!
+        expect(h.runs.map((x) => x.history)).toEqual([false, true, false, true])
+        expect(h.ratio).toBeCloseTo(h.rowsPerSecondWith / h.rowsPerSecondWithout, 6)
+        expect(h.versions).toBe(1_000)
+        expect(h.bytesPerVersion).toBeGreaterThan(100)
 
         expect(r.memory!.runs).toHaveLength(1)
         expect(r.memory!.peakRssMb100k).toBeGreaterThan(20)
