@@ -178,8 +178,8 @@ export interface HistoryResult {
   readonly ratio: number
   /** jobs_history's size (table, TOAST and indexes) per version it holds. */
   readonly bytesPerVersion: number
-  /** job_line_items_history's, the same way. */
-  readonly lineItemBytesPerVersion: number
+  /** job_line_items_history's, the same way (null: the jobs had no line items). */
+  readonly lineItemBytesPerVersion: number | null
   readonly versions: number
 }
 
@@ -191,7 +191,7 @@ export const historyBench = (emulator: EmulatorProcess, jobs: number) =>
   Effect.gen(function* () {
     const accountId = yield* newAccount(emulator, jobs, unlimited)
     const runs: Array<{ history: boolean; rowsPerSec: number }> = []
-    let sizes = { bytesPerVersion: 0, lineItemBytesPerVersion: 0, versions: 0 }
+    let sizes: { bytesPerVersion: number; lineItemBytesPerVersion: number | null; versions: number } = { bytesPerVersion: 0, lineItemBytesPerVersion: null, versions: 0 }
     for (const history of [false, true, false, true]) {
       const measured = yield* inConnector(
         emulator,
@@ -207,7 +207,7 @@ export const historyBench = (emulator: EmulatorProcess, jobs: number) =>
           if (row!.versions !== jobs) return yield* new BenchError({ step: "history", reason: `${row!.versions} versions for ${jobs} jobs` })
           return {
             rowsPerSec: (run.rows * 1000) / run.wallMs,
-            sizes: { versions: row!.versions, bytesPerVersion: Number(row!.bytes) / row!.versions, lineItemBytesPerVersion: Number(row!.item_bytes) / Math.max(1, row!.items) }
+            sizes: { versions: row!.versions, bytesPerVersion: Number(row!.bytes) / row!.versions, lineItemBytesPerVersion: row!.items === 0 ? null : Number(row!.item_bytes) / row!.items }
           }
         })
       )
