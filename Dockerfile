@@ -27,7 +27,7 @@ RUN node bin/account-sync.mjs --help > /dev/null \
 USER node
 EXPOSE 8080
 # node is PID 1's child only through this exec-form entrypoint: SIGTERM reaches node directly.
-ENTRYPOINT ["node", "/app/bin/account-sync.mjs"]
+ENTRYPOINT ["node", "--max-semi-space-size=8", "/app/bin/account-sync.mjs"]
 CMD ["--help"]
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
   CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"

@@ -9,6 +9,9 @@ import { BenchError } from "./errors.js"
 /** `bin/account-sync.mjs`: the one entry point both the emulator child and connector children run. */
 export const binPath = fileURLToPath(new URL("../../bin/account-sync.mjs", import.meta.url))
 
+/** The node flags the program is started with wherever it ships (bin's shebang, the Dockerfile, `npm run demo`). */
+export const nodeArgs: ReadonlyArray<string> = ["--max-semi-space-size=8"]
+
 export interface EmulatorProcess {
   readonly baseUrl: string
   readonly admin: EmulatorAdmin

@@ -2,7 +2,7 @@ import { Effect } from "effect"
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import { BenchError } from "./errors.js"
-import { binPath } from "./emulatorProcess.js"
+import { binPath, nodeArgs } from "./emulatorProcess.js"
 
 export interface ChildResult {
   readonly code: number | null
@@ -25,7 +25,7 @@ export const runConnectorChild = (args: ReadonlyArray<string>, env: Record<strin
   Effect.async<ChildResult, BenchError>((resume) => {
     const useTime = options.measureRss === true && fs.existsSync(TIME)
     const command = useTime ? TIME : process.execPath
-    const argv = useTime ? ["-v", process.execPath, binPath, ...args] : [binPath, ...args]
+    const argv = useTime ? ["-v", process.execPath, ...nodeArgs, binPath, ...args] : [...nodeArgs, binPath, ...args]
     const started = performance.now()
     const child = spawn(command, argv, { env: { ...process.env, LOG_LEVEL: "WARN", ...env }, stdio: ["ignore", "ignore", "pipe"] })
     let tail = ""

@@ -2,7 +2,6 @@ import { Command, Options } from "@effect/cli"
 import { Console, Effect, Option, Redacted } from "effect"
 import * as fs from "node:fs"
 import { DEFAULT_API_VERSION, DEFAULT_WARN_DAYS } from "../emulator/ApiVersions.js"
-import { Emulator } from "../emulator/Emulator.js"
 import type { ApiVersionSpec } from "../emulator/ApiVersions.js"
 import { ExitCodes, ExitWith } from "./ExitCode.js"
 import { withHelp, withShownDefault } from "./help.js"
@@ -73,6 +72,8 @@ const runEmulator = (o: EmulatorOptions) =>
       Effect.gen(function* () {
         const secret = Option.match(o.clientSecret, { onNone: () => DEFAULT_SECRET, onSome: Redacted.value })
         const versions = yield* Effect.forEach(o.apiVersion, apiVersionSpec)
+        // loaded by this command only: the emulator (and its GraphQL executor) is no part of a sync's memory
+        const { Emulator } = yield* Effect.promise(() => import("../emulator/Emulator.js"))
         const emulator = yield* Emulator.make({
           port: o.port,
           admin: o.admin,

@@ -3,7 +3,6 @@ import { Config, Effect } from "effect"
 import { ExitCodes, ExitWith } from "../cli/ExitCode.js"
 import { withHelp, withShownDefault } from "../cli/help.js"
 import { checkAtLeast } from "../cli/optionChecks.js"
-import { runDemo } from "./Demo.js"
 
 const dataDir = Options.text("data-dir").pipe(
   Options.withPseudoName("DIR"),
@@ -17,6 +16,8 @@ export const demoCommand = withHelp(Command.make("demo", { dataDir, jobs }, (opt
     const bad = checkAtLeast("--jobs", options.jobs, 1)
     if (bad !== undefined) return yield* bad
     const databaseUrl = yield* Config.option(Config.redacted("DATABASE_URL"))
+    // loaded by this command only (the emulator and the demo's steps)
+    const { runDemo } = yield* Effect.promise(() => import("./Demo.js"))
     const result = yield* runDemo({
       dataDir: options.dataDir,
       databaseUrl,

@@ -1,6 +1,6 @@
 import { SqlClient, type SqlError } from "@effect/sql"
 import { Clock, Context, Data, Duration, Effect, Layer, Option, Redacted, Runtime } from "effect"
-import { type Db as IDatabase, type JobWithMetadata, PgBoss } from "pg-boss"
+import type { Db as IDatabase, JobWithMetadata } from "pg-boss"
 import { DatabaseConfig } from "../../config.js"
 import { DatabaseTopology } from "../../db/Database.js"
 import { type AccountJob, decodeAccountJob, priorityOf, QueueNames } from "./JobKinds.js"
@@ -99,6 +99,8 @@ export const makeJobQueue = (options: JobQueueOptions) =>
       })
     }
     const schema = Option.getOrElse(settings.schema, () => `${database.schema}_queue`)
+    // loaded only by what uses the queue (serve and connect with WORKERS, worker, status): not by sync or backfill
+    const { PgBoss } = yield* Effect.promise(() => import("pg-boss"))
     const boss = new PgBoss({
       connectionString: Redacted.value(database.url.value),
       schema,

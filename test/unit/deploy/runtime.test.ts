@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import { nodeArgs } from "../../../bench/lib/emulatorProcess.js"
 
 const root = path.resolve(import.meta.dirname, "../../..")
 const major = (version: string) => Number(version.replace(/^v/, "").split(".")[0])
@@ -16,5 +17,14 @@ describe("runtime: Node 24 LTS", () => {
     const stages = [...fs.readFileSync(path.join(root, "Dockerfile"), "utf8").matchAll(/^FROM\s+(\S+)/gm)].map((m) => m[1]!)
     expect(stages.length).toBeGreaterThanOrEqual(2)
     for (const image of stages) expect(image).toMatch(/^node:24-/)
+  })
+
+  it("the program starts with its young generation capped wherever it ships: bin's shebang, the Dockerfile, npm run demo, the bench's children", () => {
+    const flag = "--max-semi-space-size=8"
+    expect(fs.readFileSync(path.join(root, "bin", "account-sync.mjs"), "utf8").split("\n")[0]).toBe(`#!/usr/bin/env -S node ${flag}`)
+    expect(fs.readFileSync(path.join(root, "Dockerfile"), "utf8")).toContain(`ENTRYPOINT ["node", "${flag}", "/app/bin/account-sync.mjs"]`)
+    const pkg = JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8")) as { scripts: Record<string, string> }
+    expect(pkg.scripts.demo).toBe(`node ${flag} bin/account-sync.mjs demo`)
+    expect(nodeArgs).toEqual([flag])
   })
 })
