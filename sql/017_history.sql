@@ -35,6 +35,7 @@ DECLARE
   key_match text;
   stored text;
   valid_from text;
+  changed text;
 BEGIN
   SELECT array_agg(a.attname::text ORDER BY array_position(i.indkey::int2[], a.attnum)) INTO keys
   FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY (i.indkey::int2[])
@@ -52,6 +53,17 @@ BEGIN
   SELECT string_agg(format('%I', c), ', ') INTO stored
   FROM unnest(keys || tracked || kept) AS c;
   valid_from := CASE WHEN has_updated THEN 'COALESCE(n.updated_at, now())' ELSE 'now()' END;
+  -- the live rows whose tracked columns differ from their open version, or that have none, with the new version's
+  -- start (the first statement below closes the open versions they differ from, the second opens theirs). The open
+  -- version is looked up row by row (LATERAL, by key): as an anti-join, a planner without statistics on the history
+  -- table scanned all of its open versions for each row (quadratic: a backfill of 100,000 jobs stalled near 50,000)
+  changed := format($c$SELECT n.*, GREATEST(%4$s, (SELECT max(h.valid_from) FROM %1$I AS h WHERE %3$s)) AS version_from
+      FROM %2$s AS n
+      LEFT JOIN LATERAL (SELECT * FROM %1$I AS h WHERE %3$s AND h.valid_to IS NULL LIMIT 1) AS o ON true
+      WHERE n.deleted_at IS NULL AND (o.valid_from IS NULL OR (%5$s) IS DISTINCT FROM (%6$s))$c$,
+    history, input, key_match, valid_from,
+    (SELECT string_agg(format('o.%I', c), ', ') FROM unnest(tracked) AS c),
+    (SELECT string_agg(format('n.%I', c), ', ') FROM unnest(tracked) AS c));
   RETURN format($s$
     UPDATE %1$I AS h SET valid_to = GREATEST(n.deleted_at, h.valid_from), ended_by = 'deleted'
     FROM (SELECT n.*, o.valid_from AS open_from FROM %2$s AS n
@@ -59,29 +71,14 @@ BEGIN
           WHERE n.deleted_at IS NOT NULL) AS n
     WHERE %3$s AND h.valid_from = n.open_from;
     UPDATE %1$I AS h SET valid_to = n.version_from, ended_by = 'updated'
-    FROM (%10$s) AS n
+    FROM (%4$s) AS n
     WHERE %3$s AND h.valid_from < n.version_from AND (h.valid_to IS NULL OR h.valid_to > n.version_from);
-    INSERT INTO %1$I AS h (%7$s, valid_from) SELECT %7$s, version_from FROM (%10$s) AS n
-    ON CONFLICT (%8$s, valid_from) DO UPDATE SET %9$s, valid_to = NULL, ended_by = NULL, recorded_at = now();
+    INSERT INTO %1$I AS h (%5$s, valid_from) SELECT %5$s, version_from FROM (%4$s) AS n
+    ON CONFLICT (%6$s, valid_from) DO UPDATE SET %7$s, valid_to = NULL, ended_by = NULL, recorded_at = now();
   $s$,
-    history, input, key_match, valid_from,
-    (SELECT string_agg(format('h.%I', c), ', ') FROM unnest(tracked) AS c),
-    (SELECT string_agg(format('n.%I', c), ', ') FROM unnest(tracked) AS c),
-    stored,
+    history, input, key_match, changed, stored,
     (SELECT string_agg(format('%I', k), ', ') FROM unnest(keys) AS k),
-    (SELECT string_agg(format('%1$I = EXCLUDED.%1$I', c), ', ')
-       FROM unnest(tracked || kept) AS c),
-    -- the live rows whose tracked columns differ from their open version, or that have none, with the new version's
-    -- start (the first statement closes the open versions they differ from, the second opens theirs). The open
-    -- version is looked up row by row (LATERAL, by key): as an anti-join, a planner without statistics on the history
-    -- table scanned all of its open versions for each row (quadratic: a backfill of 100,000 jobs stalled near 50,000)
-    format($c$SELECT n.*, GREATEST(%4$s, (SELECT max(h.valid_from) FROM %1$I AS h WHERE %3$s)) AS version_from
-      FROM %2$s AS n
-      LEFT JOIN LATERAL (SELECT * FROM %1$I AS h WHERE %3$s AND h.valid_to IS NULL LIMIT 1) AS o ON true
-      WHERE n.deleted_at IS NULL AND (o.valid_from IS NULL OR (%5$s) IS DISTINCT FROM (%6$s))$c$,
-      history, input, key_match, valid_from,
-      (SELECT string_agg(format('o.%I', c), ', ') FROM unnest(tracked) AS c),
-      (SELECT string_agg(format('n.%I', c), ', ') FROM unnest(tracked) AS c)));
+    (SELECT string_agg(format('%1$I = EXCLUDED.%1$I', c), ', ') FROM unnest(tracked || kept) AS c));
 END
 $fn$;
 

@@ -176,10 +176,8 @@ export interface HistoryResult {
   readonly rowsPerSecondWithout: number
   readonly rowsPerSecondWith: number
   readonly ratio: number
-  /** jobs_history's size (table, TOAST and indexes) per version it holds. */
+  /** jobs_history's size (table, TOAST and indexes) per version it holds (the bench's jobs carry no line items). */
   readonly bytesPerVersion: number
-  /** job_line_items_history's, the same way (null: the jobs had no line items). */
-  readonly lineItemBytesPerVersion: number | null
   readonly versions: number
 }
 
@@ -191,7 +189,7 @@ export const historyBench = (emulator: EmulatorProcess, jobs: number) =>
   Effect.gen(function* () {
     const accountId = yield* newAccount(emulator, jobs, unlimited)
     const runs: Array<{ history: boolean; rowsPerSec: number }> = []
-    let sizes: { bytesPerVersion: number; lineItemBytesPerVersion: number | null; versions: number } = { bytesPerVersion: 0, lineItemBytesPerVersion: null, versions: 0 }
+    let sizes = { bytesPerVersion: 0, versions: 0 }
     for (const history of [false, true, false, true]) {
       const measured = yield* inConnector(
         emulator,
@@ -201,13 +199,12 @@ export const historyBench = (emulator: EmulatorProcess, jobs: number) =>
           if (run.rows !== jobs) return yield* new BenchError({ step: "history", reason: `landed ${run.rows} rows, expected ${jobs}` })
           if (!history) return { rowsPerSec: (run.rows * 1000) / run.wallMs, sizes: undefined }
           const sql = yield* SqlClient.SqlClient
-          const [row] = yield* sql<{ versions: number; bytes: string; items: number; item_bytes: string }>`
-            SELECT (SELECT count(*)::int FROM jobs_history) AS versions, pg_total_relation_size('jobs_history')::text AS bytes,
-                   (SELECT count(*)::int FROM job_line_items_history) AS items, pg_total_relation_size('job_line_items_history')::text AS item_bytes`
+          const [row] = yield* sql<{ versions: number; bytes: string }>`
+            SELECT (SELECT count(*)::int FROM jobs_history) AS versions, pg_total_relation_size('jobs_history')::text AS bytes`
           if (row!.versions !== jobs) return yield* new BenchError({ step: "history", reason: `${row!.versions} versions for ${jobs} jobs` })
           return {
             rowsPerSec: (run.rows * 1000) / run.wallMs,
-            sizes: { versions: row!.versions, bytesPerVersion: Number(row!.bytes) / row!.versions, lineItemBytesPerVersion: row!.items === 0 ? null : Number(row!.item_bytes) / row!.items }
+            sizes: { versions: row!.versions, bytesPerVersion: Number(row!.bytes) / row!.versions }
           }
         })
       )

@@ -72,7 +72,6 @@ export const renderResults = (r: BenchResults): string => {
     rows.push(["history", "rows/s with SYNC_HISTORY=jobs (mean of 2)", int(h.rowsPerSecondWith), "", ""])
     rows.push(["history", "ratio with / without", f(h.ratio, 3), "", ""])
     rows.push(["history", `bytes per job version (${int(h.versions)} versions)`, int(h.bytesPerVersion), "", ""])
-    if (h.lineItemBytesPerVersion !== null) rows.push(["history", "bytes per line item version", int(h.lineItemBytesPerVersion), "", ""])
   }
   if (r.memory) {
     for (const m of r.memory.runs) {

@@ -35,3 +35,36 @@ export const job = (n: number, overrides: Partial<Record<keyof JobNode, unknown>
   }) as JobNode & Record<string, unknown>
 
 export const landed = (nodes: ReadonlyArray<ReturnType<typeof job>>) => nodes.map((node) => ({ node, raw: node }))
+
+/** A job's line item as the service sends it inside the job. */
+export const lineItem = (id: string, name: string, updatedAt = "2025-01-01T00:00:00Z") => ({
+  id,
+  name,
+  description: "",
+  category: "SERVICE",
+  quantity: 1,
+  unitPrice: 5,
+  totalPrice: 5,
+  totalCost: null,
+  taxable: false,
+  linkedProductOrService: null,
+  createdAt: "2025-01-01T00:00:00Z",
+  updatedAt
+})
+
+/** Job `n` as read at some moment (its title, update time and line items), ready to land. */
+export const jobRead = (n: number, title: string, updatedAt: string, items: ReadonlyArray<ReturnType<typeof lineItem>> = []) => {
+  const node = {
+    ...job(n),
+    title,
+    updatedAt,
+    client: { id: "c-1" },
+    property: { id: "p-1" },
+    quote: null,
+    request: null,
+    salesperson: null,
+    lineItems: { nodes: items },
+    customFields: []
+  }
+  return { node: node as { id: string }, raw: node }
+}

@@ -5,41 +5,12 @@ import { Checkpoints, CheckpointsLive } from "../../../src/sync/Checkpoints.js"
 import { jobsStream } from "../../../src/sync/streams/jobs.js"
 import { Warehouse, WarehouseLive } from "../../../src/sync/Warehouse.js"
 import { TestDatabaseLive } from "../../support/database.js"
-import { job } from "../../support/jobFixtures.js"
+import { job, jobRead, lineItem as item } from "../../support/jobFixtures.js"
 
 const TestLayer = WarehouseLive.pipe(Layer.provideMerge(CheckpointsLive), Layer.provideMerge(TestDatabaseLive))
 
-const item = (id: string, name: string) => ({
-  id,
-  name,
-  description: "",
-  category: "SERVICE",
-  quantity: 1,
-  unitPrice: 5,
-  totalPrice: 5,
-  totalCost: null,
-  taxable: false,
-  linkedProductOrService: null,
-  createdAt: "2025-01-01T00:00:00Z",
-  updatedAt: "2025-01-01T00:00:00Z"
-})
-
 /** Job 1 as read at some moment: its title, update time and line items. */
-const version = (title: string, updatedAt: string, items: ReadonlyArray<ReturnType<typeof item>>) => {
-  const node = {
-    ...job(1),
-    title,
-    updatedAt,
-    client: { id: "c-1" },
-    property: { id: "p-1" },
-    quote: null,
-    request: null,
-    salesperson: null,
-    lineItems: { nodes: items },
-    customFields: []
-  }
-  return [{ node: node as { id: string }, raw: node }]
-}
+const version = (title: string, updatedAt: string, items: ReadonlyArray<ReturnType<typeof item>>) => [jobRead(1, title, updatedAt, items)]
 
 const stored = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient

@@ -7,41 +7,9 @@ import { jobsStream } from "../../../../src/sync/streams/jobs.js"
 import { visitsStream } from "../../../../src/sync/streams/visits.js"
 import { Warehouse, WarehouseLive } from "../../../../src/sync/Warehouse.js"
 import { TestDatabaseLive } from "../../../support/database.js"
-import { job } from "../../../support/jobFixtures.js"
+import { job, jobRead as version, lineItem as item } from "../../../support/jobFixtures.js"
 
 const TestLayer = WarehouseLive.pipe(Layer.provideMerge(CheckpointsLive), Layer.provideMerge(TestDatabaseLive))
-
-const item = (id: string, name: string, updatedAt = "2025-01-01T00:00:00Z") => ({
-  id,
-  name,
-  description: "",
-  category: "SERVICE",
-  quantity: 1,
-  unitPrice: 5,
-  totalPrice: 5,
-  totalCost: null,
-  taxable: false,
-  linkedProductOrService: null,
-  createdAt: "2025-01-01T00:00:00Z",
-  updatedAt
-})
-
-/** Job `n` as read at some moment: its title, update time and line items. */
-const version = (n: number, title: string, updatedAt: string, items: ReadonlyArray<ReturnType<typeof item>> = []) => {
-  const node = {
-    ...job(n),
-    title,
-    updatedAt,
-    client: { id: "c-1" },
-    property: { id: "p-1" },
-    quote: null,
-    request: null,
-    salesperson: null,
-    lineItems: { nodes: items },
-    customFields: []
-  }
-  return { node: node as { id: string }, raw: node }
-}
 
 const iso = (d: unknown) => (d === null ? null : new Date(d as string).toISOString().replace(".000Z", "Z"))
 
