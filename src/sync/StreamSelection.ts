@@ -43,13 +43,16 @@ const applyExclusions = (streams: ReadonlyArray<AnyStream>, byStream: ReadonlyMa
   return Either.right(out)
 }
 
-const chooseDefaults = (names: ReadonlyArray<string>, catalog: ReadonlyArray<AnyStream>) => {
+/** The streams `names` (a setting's list, `key`) name, in catalog order; a name of no stream is refused naming it. */
+export const streamsNamed = (key: string, names: ReadonlyArray<string>, catalog: ReadonlyArray<AnyStream>): Either.Either<ReadonlyArray<AnyStream>, ConfigError.ConfigError> => {
   const wanted = names.map((n) => n.trim()).filter((n) => n.length > 0)
-  if (wanted.length === 0) return Either.right(catalog)
   const unknown = wanted.filter((n) => !catalog.some((s) => s.name === n))
-  if (unknown.length > 0) return invalid(`SYNC_STREAMS: no stream named ${unknown.map((n) => `\`${n}\``).join(", ")} (the streams are ${catalog.map((s) => s.name).join(", ")})`)
+  if (unknown.length > 0) return invalid(`${key}: no stream named ${unknown.map((n) => `\`${n}\``).join(", ")} (the streams are ${catalog.map((s) => s.name).join(", ")})`)
   return Either.right(catalog.filter((s) => wanted.includes(s.name)))
 }
+
+const chooseDefaults = (names: ReadonlyArray<string>, catalog: ReadonlyArray<AnyStream>) =>
+  names.every((n) => n.trim().length === 0) ? Either.right(catalog) : streamsNamed("SYNC_STREAMS", names, catalog)
 
 /** SYNC_STREAMS, SYNC_EXCLUDE_FIELDS and SYNC_FULL_PASS_EVERY_<STREAM> over the given streams (default: all). */
 export const StreamSelectionConfig = (streams: ReadonlyArray<AnyStream> = allStreams): Config.Config<StreamSelection> =>

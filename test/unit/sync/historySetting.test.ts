@@ -20,7 +20,7 @@ describe("SYNC_HISTORY", () => {
     const result = read("jobs,job")
     expect(Either.isLeft(result)).toBe(true)
     const message = String(Either.isLeft(result) ? result.left : "")
-    expect(message).toContain("SYNC_HISTORY: no stream named `job` (expected `all` or some of ")
+    expect(message).toContain("SYNC_HISTORY: no stream named `job` (the streams are ")
     expect(message).toContain("jobs, ")
   })
 
