@@ -158,9 +158,9 @@ export const EventConsumerLive = Layer.effect(
     const drain = (accountId: string) =>
       Effect.gen(function* () {
         const report = { accountId, outcome: "drained" as DrainReport["outcome"], applied: 0, failed: 0, deferred: 0, landed: 0, deleted: 0, costPoints: 0 }
-        // nothing due: no lock taken (the accounts' locks share one session; an idle account's events job must not
-        // queue behind every other account's lock round trips)
-        if ((yield* queue.due(accountId, yield* now, 1)).length === 0) return report
+        // nothing pending at all: no lock taken (the accounts' locks share one session; an idle account's events job
+        // must not queue behind every other account's lock round trips)
+        if ((yield* queue.nextAttemptAt(accountId)) === null) return report
         if (!(yield* locks.lock(accountId))) return { ...report, outcome: "locked" as const }
         const credentials = tokens.credentials(accountId)
         for (;;) {
