@@ -15,6 +15,7 @@ import { childEnv, connectAccount, connectorLayer, type Env, settingsFor } from 
 import { benchDatabaseUrl, freshSchemaName } from "./database.js"
 import { BenchError } from "./errors.js"
 import type { EmulatorProcess } from "./emulatorProcess.js"
+import { postgresCpu, postgresCpuSince, processCpuSeconds } from "./machine.js"
 import { runConnectorChild } from "./processes.js"
 
 const jobsStream = jobScalarsStream
@@ -47,6 +48,8 @@ export interface TimedRun {
   readonly wallMs: number
   readonly cpuMs: number
   readonly rows: number
+  /** CPU seconds of every Postgres process over the run (its backends, writers and checkpointer). */
+  readonly postgresCpuSec: number
 }
 
 /** Connects every account through the real OAuth flow, then one timed `backfill` of them all. */
@@ -55,17 +58,19 @@ export const connectAndBackfill = (accountIds: ReadonlyArray<string>, concurrenc
     yield* Effect.forEach(accountIds, connectAccount, { concurrency: 8, discard: true })
     yield* beforeRun
     const runner = yield* SyncRunner
+    const postgres0 = postgresCpu()
     const cpu0 = process.cpuUsage()
     const t0 = performance.now()
     const reports = yield* runner.run({ mode: "backfill", accounts: accountIds, concurrency })
     const wallMs = performance.now() - t0
     const cpu = process.cpuUsage(cpu0)
+    const postgresCpuSec = postgresCpuSince(postgres0)
     const bad = reports.filter((r) => r.outcome !== "synced")
     if (bad.length > 0) {
       return yield* new BenchError({ step: "backfill", reason: `${bad.length} account(s) not synced, e.g. ${bad[0]!.accountId}: ${bad[0]!.outcome} ${bad[0]!.message ?? ""}` })
     }
     const rows = reports.reduce((n, r) => n + r.streams.reduce((m, s) => m + s.counts.rows, 0), 0)
-    return { wallMs, cpuMs: (cpu.user + cpu.system) / 1000, rows } satisfies TimedRun
+    return { wallMs, cpuMs: (cpu.user + cpu.system) / 1000, rows, postgresCpuSec } satisfies TimedRun
   })
 
 const inConnector = <A, E>(
@@ -95,6 +100,9 @@ export interface LandingResult {
   readonly copyRunsSeconds: ReadonlyArray<number>
   readonly copyRatio: number
   readonly cpuSecPer10k: number
+  /** CPU seconds per 10,000 rows of Postgres (every server process) and of the emulator child over the landing. */
+  readonly postgresCpuSecPer10k: number
+  readonly emulatorCpuSecPer10k: number
 }
 
 const psql = (args: ReadonlyArray<string>) => execFileSync("psql", [benchDatabaseUrl(), "-X", "-q", "-v", "ON_ERROR_STOP=1", ...args], { stdio: ["ignore", "pipe", "pipe"] })
@@ -146,7 +154,9 @@ export const landingBench = (emulator: EmulatorProcess, jobs: number) =>
       emulator,
       { concurrency: 1 },
       Effect.gen(function* () {
+        const emulator0 = processCpuSeconds(emulator.pid)
         const run = yield* connectAndBackfill([accountId], 1)
+        const emulatorCpuSec = processCpuSeconds(emulator.pid) - emulator0
         if (run.rows !== jobs) return yield* new BenchError({ step: "landing", reason: `landed ${run.rows} rows, expected ${jobs}` })
         const copyRunsMs = yield* copyBaseline(accountId, jobs)
         const copyMs = [...copyRunsMs].sort((a, b) => a - b)[Math.floor(copyRunsMs.length / 2)]!
@@ -160,7 +170,9 @@ export const landingBench = (emulator: EmulatorProcess, jobs: number) =>
           copyRowsPerSec,
           copyRunsSeconds: copyRunsMs.map((ms) => ms / 1000),
           copyRatio: rowsPerSec / copyRowsPerSec,
-          cpuSecPer10k: (run.cpuMs / 1000) * (10_000 / run.rows)
+          cpuSecPer10k: (run.cpuMs / 1000) * (10_000 / run.rows),
+          postgresCpuSecPer10k: run.postgresCpuSec * (10_000 / run.rows),
+          emulatorCpuSecPer10k: emulatorCpuSec * (10_000 / run.rows)
         } satisfies LandingResult
       })
     )

@@ -65,6 +65,8 @@ export const renderResults = (r: BenchResults): string => {
     rows.push(["landing", `COPY rows/s (median of ${l.copyRunsSeconds.map((s) => f(s, 2)).join(" / ")} s)`, int(l.copyRowsPerSec), "", ""])
     rows.push(["landing", "ratio to COPY", f(l.copyRatio, 3), ">= 0.5", mark(l.copyRatio >= 0.5)])
     rows.push(["landing", "connector CPU s per 10k rows", f(l.cpuSecPer10k, 2), "", ""])
+    if (l.postgresCpuSecPer10k !== undefined) rows.push(["landing", "Postgres CPU s per 10k rows", f(l.postgresCpuSecPer10k, 2), "", ""])
+    if (l.emulatorCpuSecPer10k !== undefined) rows.push(["landing", "emulator CPU s per 10k rows", f(l.emulatorCpuSecPer10k, 2), "", ""])
   }
   if (r.history) {
     const h = r.history
