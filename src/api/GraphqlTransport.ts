@@ -50,8 +50,8 @@ const decodeEnvelope = Schema.decodeUnknownEither(EnvelopeSchema)
 export interface GraphqlResult {
   readonly data: unknown
   readonly cost: QueryCost | undefined
-  /** The response body as received, `data` included: a sync lands a page's nodes from it. */
-  readonly body: string
+  /** The response body's bytes as received, `data` included: a sync lands a page's nodes from them. */
+  readonly body: Uint8Array
 }
 
 export type Variables = Readonly<Record<string, unknown>>
@@ -106,10 +106,10 @@ const queryText = (document: DocumentNode) => {
 }
 
 /**
- * The body as text, read only up to `limit` bytes: a larger one (by its Content-Length, or as it arrives) fails
- * "too large" without being held in memory.
+ * The body's bytes, read only up to `limit`: a larger one (by its Content-Length, or as it arrives) fails "too large"
+ * without being held in memory.
  */
-const bodyUpTo = (response: HttpClientResponse.HttpClientResponse, limit: number): Effect.Effect<string, HttpClientError.ResponseError | "too large"> => {
+const bodyUpTo = (response: HttpClientResponse.HttpClientResponse, limit: number): Effect.Effect<Buffer, HttpClientError.ResponseError | "too large"> => {
   const declared = Number(response.headers["content-length"])
   if (Number.isFinite(declared) && declared > limit) return Effect.fail("too large" as const)
   return response.stream.pipe(
@@ -119,7 +119,7 @@ const bodyUpTo = (response: HttpClientResponse.HttpClientResponse, limit: number
       read.chunks.push(chunk)
       return Effect.succeed({ chunks: read.chunks, size })
     }),
-    Effect.map(({ chunks, size }) => Buffer.concat(chunks, size).toString("utf8"))
+    Effect.map(({ chunks, size }) => Buffer.concat(chunks, size))
   )
 }
 
@@ -145,14 +145,14 @@ export const makeGraphqlTransport = Effect.gen(function* () {
         return yield* new RateLimited({ operation, retryAfter: retryAfterOf(response.headers["retry-after"]) })
       }
       if (response.status >= 500) return yield* transient(`HTTP ${response.status}`)
-      const text = yield* bodyUpTo(response, settings.maxResponseBytes).pipe(
+      const bytes = yield* bodyUpTo(response, settings.maxResponseBytes).pipe(
         Effect.mapError((e) =>
           e === "too large" ? new ResponseTooLarge({ operation, limit: settings.maxResponseBytes }) : transient(`reading the body: ${describeHttpError(e)}`)
         )
       )
       const json = yield* Effect.try({
-        try: () => JSON.parse(text) as unknown,
-        catch: () => transient(`HTTP ${response.status} with a body that is not JSON (${text.length} bytes; truncated?)`)
+        try: () => JSON.parse(bytes.toString("utf8")) as unknown,
+        catch: () => transient(`HTTP ${response.status} with a body that is not JSON (${bytes.length} bytes; truncated?)`)
       })
       const envelope = decodeEnvelope(json)
       if (envelope._tag === "Left") {
@@ -175,7 +175,7 @@ export const makeGraphqlTransport = Effect.gen(function* () {
       }
       if (response.status !== 200) return yield* new QueryFailed({ operation, code: undefined, detail: `HTTP ${response.status}` })
       if (data === undefined || data === null) return yield* new UnexpectedResponse({ operation, detail: "no data and no errors" })
-      return { data, cost, body: text } satisfies GraphqlResult
+      return { data, cost, body: bytes } satisfies GraphqlResult
     }).pipe(
       Effect.scoped,
       Effect.timeoutFail({ duration: timeout, onTimeout: () => transient(`no answer within ${Duration.format(timeout)}`) })

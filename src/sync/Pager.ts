@@ -63,7 +63,7 @@ class ParentMoved {
 /** One ask of a page: its nodes checked (their children followed up in full), what the walk needs, its cost. */
 interface Fetched extends Answer {
   readonly nodes: ReadonlyArray<ReceivedNode>
-  readonly body: string | undefined
+  readonly body: Uint8Array | undefined
   readonly costPoints: number
   readonly fetchedAtMs: number
 }

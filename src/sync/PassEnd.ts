@@ -139,7 +139,7 @@ export const PassEndLive = Layer.effect(
             after = candidates[candidates.length - 1]!
             if (stream.lookup !== undefined) {
               const alive: Array<ReceivedNode> = []
-              const bodies: Array<string | undefined> = []
+              const bodies: Array<Uint8Array | undefined> = []
               let fetchedAtMs = Number.POSITIVE_INFINITY
               yield* pager.pages({ credentials, stream, variables: stream.lookup(candidates), atMost: candidates.length }).pipe(
                 Stream.runForEach((page) =>

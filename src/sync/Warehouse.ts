@@ -23,7 +23,7 @@ export interface Batch {
    * path, `nodes`). When every node is landed as received, Postgres takes the rows from these texts: the nodes are
    * not serialized again. Without them (or when a node was changed by its decoder) the nodes are serialized.
    */
-  readonly bodies?: ReadonlyArray<string | undefined>
+  readonly bodies?: ReadonlyArray<Uint8Array | undefined>
   /** The pass the rows belong to, where it stands once they land; undefined: rows read outside a pass. */
   readonly pass: PassProgress | undefined
   /** The last batch of an incremental pass: the pass ends (its mark moves) in the batch's transaction. */
@@ -134,7 +134,7 @@ export const WarehouseLive = Layer.effect(
       // the bodies hold every node as received: usable only when no id repeats and every page kept its body
       const bodies =
         unique.length === batch.nodes.length && batch.bodies !== undefined && batch.bodies.every((b) => b !== undefined)
-          ? (batch.bodies as ReadonlyArray<string>)
+          ? (batch.bodies as ReadonlyArray<Uint8Array>)
           : undefined
       const values: PageValues = {
         accountId: batch.accountId,

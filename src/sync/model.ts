@@ -48,7 +48,7 @@ export interface Page {
   /** Another page of the pass follows: the service's `hasNextPage`, or another partition comes. */
   readonly mayHaveMore: boolean
   /** The response body the nodes were read from (at `data`, the stream's connection path, `nodes`), when they are as received. */
-  readonly body: string | undefined
+  readonly body: Uint8Array | undefined
   /** The page did not join where it would have, had nothing moved (or could not be checked). */
   readonly shifted: boolean
   /** The page joined the rows landed (or began the list): no row between it and the page before can have been skipped. */

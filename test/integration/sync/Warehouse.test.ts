@@ -26,7 +26,7 @@ const landPage = (
       accountId,
       stream: jobsStream,
       nodes,
-      ...(options.bodies ? { bodies: options.bodies } : {}),
+      ...(options.bodies ? { bodies: options.bodies.map((body) => Buffer.from(body)) } : {}),
       pass: {
         kind,
         partition: 0,

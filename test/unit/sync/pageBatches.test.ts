@@ -12,7 +12,7 @@ const page = (n: number): Page => ({
   position: n,
   fetchedAtMs: 0,
   mayHaveMore: true,
-  body: JSON.stringify({ data: { jobs: { nodes: [{ id: `job-${n}` }] } } }),
+  body: Buffer.from(JSON.stringify({ data: { jobs: { nodes: [{ id: `job-${n}` }] } } })),
   shifted: false,
   checked: true,
   costPoints: 2,
