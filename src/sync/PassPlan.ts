@@ -57,19 +57,3 @@ export const decidePass = (input: PassInput): PassDecision => {
 
 export const passKindOf = (decision: Exclude<PassDecision, { readonly _tag: "UpToDate" }>): PassKind =>
   decision._tag === "Full" ? "full" : "incremental"
-
-/**
- * The high-water mark a landed batch hands the checkpoint. A full pass moves the mark with every page (its newest
- * updatedAt so far); an incremental pass moves it only when it ends, with the newest updatedAt of the whole pass. The
- * checkpoint caps either at the pass's start (see Checkpoints), so rows edited behind the pass after it started stay
- * in reach of the next incremental pass.
- */
-export const batchHighWater = (kind: PassKind, batchNewestMs: number | undefined, passNewestMs: number | undefined): number | undefined =>
-  kind === "full" ? batchNewestMs : passNewestMs
-
-/** The newest of a page's updatedAt values, or undefined for an empty page. */
-export const newestOf = (updatedAtMs: ReadonlyArray<number>): number | undefined => {
-  let newest: number | undefined
-  for (const t of updatedAtMs) if (newest === undefined || t > newest) newest = t
-  return newest
-}

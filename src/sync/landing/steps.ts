@@ -13,7 +13,7 @@ export interface PassProgress {
   readonly anchors: ReadonlyArray<string>
   /** A page of the batch did not join where it would have, had nothing moved. */
   readonly shifted: boolean
-  /** The batch's high-water mark (see PassPlan.batchHighWater), service time. */
+  /** The batch's high-water mark (see PassState.batchHighWater), service time. */
   readonly highWaterMark: string | null
 }
 

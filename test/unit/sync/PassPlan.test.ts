@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Duration, Option } from "effect"
 import { fullPassesOnly, newestFirst, updatedSince } from "../../../src/sync/Incremental.js"
 import type { Checkpoint } from "../../../src/sync/model.js"
-import { batchHighWater, decidePass, type PassInput } from "../../../src/sync/PassPlan.js"
+import { decidePass, type PassInput } from "../../../src/sync/PassPlan.js"
 
 const hour = 3_600_000
 const now = Date.parse("2026-11-23T12:00:00Z")
@@ -93,13 +93,5 @@ describe("incremental strategies", () => {
 
   it("fullPassesOnly plans no incremental pass", () => {
     expect(Option.isNone(fullPassesOnly.plan(since))).toBe(true)
-  })
-})
-
-describe("batchHighWater", () => {
-  it("a full pass hands each batch's newest updatedAt; an incremental pass the newest of the whole pass", () => {
-    expect(batchHighWater("full", 5, 9)).toBe(5)
-    expect(batchHighWater("incremental", 5, 9)).toBe(9)
-    expect(batchHighWater("full", undefined, 9)).toBeUndefined()
   })
 })
