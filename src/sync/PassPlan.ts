@@ -55,5 +55,8 @@ export const decidePass = (input: PassInput): PassDecision => {
   })
 }
 
-export const passKindOf = (decision: Exclude<PassDecision, { readonly _tag: "UpToDate" }>): PassKind =>
+/** A decision to make a pass (full or incremental). */
+export type PassToMake = Exclude<PassDecision, { readonly _tag: "UpToDate" }>
+
+export const passKindOf = (decision: PassToMake): PassKind =>
   decision._tag === "Full" ? "full" : "incremental"

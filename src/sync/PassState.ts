@@ -1,7 +1,7 @@
 import type { PassProgress } from "./landing/steps.js"
 import type { PageSummary } from "./Incremental.js"
 import type { Page, PassKind, ReceivedNode } from "./model.js"
-import type { PassDecision } from "./PassPlan.js"
+import type { PassToMake } from "./PassPlan.js"
 
 /** Ids of a batch's last page kept in the checkpoint: what a resumed pass joins its first page on. */
 export const anchorsKept = 20
@@ -29,10 +29,7 @@ export interface PassRules {
 }
 
 /** The rules of the pass `decision` makes over a stream with (or without) updatedAt. */
-export const passRules = (
-  decision: Exclude<PassDecision, { readonly _tag: "UpToDate" }>,
-  updatedAt: PassRules["updatedAt"]
-): PassRules =>
+export const passRules = (decision: PassToMake, updatedAt: PassRules["updatedAt"]): PassRules =>
   decision._tag === "Incremental"
     ? { kind: "incremental", updatedAt, endsAfter: decision.pass.endsAfter, since: decision.since }
     : { kind: "full", updatedAt, endsAfter: () => false, since: undefined }

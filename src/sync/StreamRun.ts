@@ -1,4 +1,5 @@
-import { Clock, Context, Duration, Effect, type Exit, Layer, Metric, Ref, Stream } from "effect"
+import type { SqlError } from "@effect/sql"
+import { Clock, Context, Duration, Effect, Either, Exit, Layer, Metric, Option, Ref, Stream } from "effect"
 import { CostBudget } from "../api/CostBudget.js"
 import type { AccountCredentials } from "../api/ServiceClient.js"
 import type { AccessTokenError } from "../auth/errors.js"
@@ -7,12 +8,11 @@ import * as Metrics from "../observability/metrics.js"
 import { Checkpoints } from "./Checkpoints.js"
 import { Dependents } from "./Dependents.js"
 import { EventQueue } from "../events/EventQueue.js"
-import type { PageSummary } from "./Incremental.js"
-import type { Page, PassKind } from "./model.js"
+import type { Page, PassKind, Variables } from "./model.js"
 import { pageBatches, Pager } from "./Pager.js"
 import { PassEnd } from "./PassEnd.js"
-import { decidePass, type Mode, passKindOf } from "./PassPlan.js"
-import { batchHighWater, newestOf } from "./PassState.js"
+import { decidePass, type Mode, type PassDecision, passKindOf, type PassToMake } from "./PassPlan.js"
+import { advance, type BatchStep, type PassRules, passRules, type PassState, passStarts } from "./PassState.js"
 import { Progress } from "./Progress.js"
 import { requestedPointsPerRow } from "./progressEstimate.js"
 import { type Classified, classify, type RunOutcome, type StreamError } from "./RunOutcome.js"
@@ -64,8 +64,55 @@ export class StreamRun extends Context.Tag("account-sync/StreamRun")<
 /** Ms between two writes of a run's counts to `sync_runs` while it goes (its end writes the final counts). */
 const progressEveryMs = 1000
 
-/** Ids of a batch's last page kept in the checkpoint: what a resumed pass joins its first page on. */
-const anchorsKept = 20
+/**
+ * What the progress display shows beside the counts: the rows an earlier run of a resumed pass landed, and the
+ * service's count of the rows (a full pass, asked at its start when the display shows totals).
+ */
+interface Shown {
+  readonly landedBefore: number
+  readonly expectedRows?: number
+}
+
+/** One stream's pass, as the parts of its run share it. */
+interface PassRun {
+  readonly request: StreamRunRequest
+  readonly accountId: string
+  readonly kind: PassKind
+  readonly rules: PassRules
+  readonly variables: Variables
+  readonly runId: number
+  readonly startedAtMs: number
+  // read by the run's end, however the run ends
+  readonly counts: Ref.Ref<RunCounts>
+  readonly resumed: Ref.Ref<boolean>
+  readonly shown: Ref.Ref<Shown>
+  /** The counts with the cost budget's use since the run began. */
+  readonly withBudget: (c: RunCounts) => Effect.Effect<RunCounts>
+  readonly show: (c: RunCounts, done?: string) => Effect.Effect<void>
+}
+
+/** What landing the batches carries from one to the next: the pass, and when the counts were last written. */
+interface Landing {
+  readonly pass: PassState
+  readonly progressWrittenAt: number
+}
+
+const snapshot = (p: PassRun) => Effect.flatMap(Ref.get(p.counts), p.withBudget)
+
+/** A stream not due for a pass. */
+const upToDate = (stream: AnyStream, decision: Extract<PassDecision, { readonly _tag: "UpToDate" }>): StreamRunResult => ({
+  report: {
+    stream: stream.name,
+    kind: "none",
+    outcome: "up-to-date",
+    resumed: false,
+    counts: zeroCounts,
+    durationMs: 0,
+    nextFullPassAt: decision.nextFullPassAt,
+    ...(decision.nextIncrementalAt ? { nextIncrementalAt: decision.nextIncrementalAt } : {})
+  },
+  classified: { outcome: "succeeded" }
+})
 
 export const StreamRunLive = Layer.effect(
   StreamRun,
@@ -87,67 +134,60 @@ export const StreamRunLive = Layer.effect(
     const eventsFlow = (accountId: string, stream: AnyStream, now: number) =>
       stream.topic === undefined || Duration.toMillis(settings.incrementalEveryWithEvents) <= 0
         ? Effect.succeed(false)
-        : Effect.map(Effect.orDie(events.lastApplied(accountId, stream.topic)), (at) => at !== null && now - at.getTime() < Duration.toMillis(settings.incrementalEveryWithEvents))
+        : Effect.map(events.lastApplied(accountId, stream.topic), (at) => at !== null && now - at.getTime() < Duration.toMillis(settings.incrementalEveryWithEvents))
 
-    const run = ({ credentials, accountName, streamNumber, streams, stream, mode, restart }: StreamRunRequest) =>
+    /** The pass the stream needs now. */
+    const decide = ({ credentials, stream, mode }: StreamRunRequest, nowMs: number) =>
       Effect.gen(function* () {
-        const { accountId } = credentials
-        const now = yield* Clock.currentTimeMillis
-        const withEvents = yield* eventsFlow(accountId, stream, now)
-        const decision = decidePass({
+        const withEvents = yield* eventsFlow(credentials.accountId, stream, nowMs)
+        return decidePass({
           mode,
           incremental: stream.incremental,
-          checkpoint: yield* Effect.orDie(checkpoints.read(accountId, stream.name)),
-          nowMs: now,
+          checkpoint: yield* checkpoints.read(credentials.accountId, stream.name),
+          nowMs,
           fullPassEvery: fullPassCadence(settings, stream),
           overlap: settings.incrementalOverlap,
           ...(withEvents ? { incrementalEveryWithEvents: settings.incrementalEveryWithEvents } : {})
         })
-        if (decision._tag === "UpToDate") {
-          const report: StreamReport = {
-            stream: stream.name,
-            kind: "none",
-            outcome: "up-to-date",
-            resumed: false,
-            counts: zeroCounts,
-            durationMs: 0,
-            nextFullPassAt: decision.nextFullPassAt,
-            ...(decision.nextIncrementalAt ? { nextIncrementalAt: decision.nextIncrementalAt } : {})
-          }
-          return { report, classified: { outcome: "succeeded" } } satisfies StreamRunResult
+      })
+
+    /** A run that could not begin (its checkpoint or its run's row could not be read or written): failed, and recorded so where the database lets it. */
+    const notStarted = ({ credentials, stream }: StreamRunRequest, kind: PassKind, error: SqlError.SqlError, startedAtMs: number) =>
+      Effect.gen(function* () {
+        const classified = classify(Exit.fail(error))
+        yield* runs.failedBeforeStart(credentials.accountId, stream.name, kind, classified.error ?? error.message).pipe(Effect.ignore)
+        const report: StreamReport = {
+          stream: stream.name,
+          kind,
+          outcome: classified.outcome,
+          resumed: false,
+          counts: zeroCounts,
+          durationMs: (yield* Clock.currentTimeMillis) - startedAtMs,
+          ...(classified.error ? { error: classified.error } : {})
         }
+        return { report, classified } satisfies StreamRunResult
+      })
+
+    /** What the parts of a run share: its row, its counts, what the progress display shows. */
+    const passRun = (request: StreamRunRequest, decision: PassToMake, runId: number, startedAtMs: number) =>
+      Effect.gen(function* () {
+        const { accountId } = request.credentials
         const kind = passKindOf(decision)
-        const variables = decision._tag === "Incremental" ? decision.pass.variables : stream.fullPass
-        const endsAfter = decision._tag === "Incremental" ? decision.pass.endsAfter : () => false
-        const runId = yield* Effect.orDie(runs.start(accountId, stream.name, kind))
-        const counts = yield* Ref.make<RunCounts>(zeroCounts)
-        const resumed = yield* Ref.make(false)
         const before = yield* budget.stats(accountId)
-        const withBudget = (c: RunCounts) =>
-          Effect.map(budget.stats(accountId), (after) => ({
-            ...c,
-            costPoints: after.pointsUsed - before.pointsUsed,
-            throttleWaitMs: after.waitedMs - before.waitedMs,
-            throttled: after.throttled - before.throttled
-          }))
-        const snapshot = Effect.flatMap(Ref.get(counts), withBudget)
-        // what the progress display shows beside the counts: the service's count (a full pass, asked at its start when
-        // the display shows totals) and the rows an earlier run of a resumed pass landed
-        let expectedRows: number | undefined
-        let landedBefore = 0
-        const estimatedPointsPerRow = requestedPointsPerRow(stream)
-        const showProgress = (c: RunCounts, done?: string) =>
-          Effect.flatMap(budget.stats(accountId), (stats) =>
+        const shown = yield* Ref.make<Shown>({ landedBefore: 0 })
+        const estimatedPointsPerRow = requestedPointsPerRow(request.stream)
+        const show = (c: RunCounts, done?: string) =>
+          Effect.flatMap(Effect.zip(budget.stats(accountId), Ref.get(shown)), ([stats, { landedBefore, expectedRows }]) =>
             progress.report({
               accountId,
-              accountName,
-              stream: stream.name,
-              streamNumber,
-              streams,
+              accountName: request.accountName,
+              stream: request.stream.name,
+              streamNumber: request.streamNumber,
+              streams: request.streams,
               kind,
               runId,
               counts: c,
-              startedAtMs: now,
+              startedAtMs,
               landedBefore,
               pointsPerRow: c.rows > 0 && c.costPoints > 0 ? c.costPoints / c.rows : estimatedPointsPerRow,
               ...(expectedRows === undefined ? {} : { expectedRows }),
@@ -155,155 +195,166 @@ export const StreamRunLive = Layer.effect(
               ...(done === undefined ? {} : { done })
             })
           )
-
-        const body = Effect.gen(function* () {
-          const begun = yield* checkpoints.begin(accountId, stream, kind, { restart: restart && mode === "backfill" })
-          yield* Ref.set(resumed, begun.resumed)
-          if (begun.resumed) yield* Effect.logInfo(`resuming the full pass from its checkpoint (row ${begun.checkpoint.position})`)
-          landedBefore = begun.checkpoint.position
-          if (kind === "full" && progress.wantsTotals) {
-            // one cheap query (first: 1 and totalCount); without it the display shows rows landed and no total
-            expectedRows = yield* pager.count(credentials, stream, variables).pipe(
-              Effect.map((c) => c.total),
-              Effect.orElseSucceed(() => undefined)
-            )
-          }
-          yield* showProgress(yield* snapshot)
-          let passNewest: number | undefined
-          let shifted = begun.checkpoint.shifted
-          let reachedEnd = false
-          let progressWrittenAt = now
-          const { partition, position, anchors } = begun.checkpoint
-          const source = pager.pages({ credentials, stream, variables, partition, position, anchors })
-          yield* pageBatches(source, { prefetch }).pipe(
-            Stream.mapEffect((batch) =>
-              Effect.gen(function* () {
-                // the batch's pages up to the one that ends the pass (the rest are not landed)
-                const landing: Array<Page> = []
-                let finishesPass = false
-                let batchNewest: number | undefined
-                for (const page of batch) {
-                  const fresh = page.nodes.slice(page.newFrom)
-                  const summary: PageSummary = {
-                    updatedAtMs: stream.updatedAt ? fresh.map((n) => Date.parse(stream.updatedAt!(n.node))) : [],
-                    hasNextPage: page.mayHaveMore
-                  }
-                  const newest = newestOf(summary.updatedAtMs)
-                  if (newest !== undefined) {
-                    passNewest = Math.max(passNewest ?? newest, newest)
-                    batchNewest = Math.max(batchNewest ?? newest, newest)
-                  }
-                  // a page that could not be checked may hide a gap: the pass's end lists the ids before any sweep
-                  shifted ||= page.shifted || !page.checked
-                  landing.push(page)
-                  if (!page.mayHaveMore || endsAfter(summary)) {
-                    finishesPass = true
-                    reachedEnd = !page.mayHaveMore
-                    break
-                  }
-                }
-                const last = landing[landing.length - 1]!
-                // the rows read again to join are landed again too (unchanged, they are not rewritten): the bodies stay usable
-                const nodes = landing.length === 1 ? last.nodes : landing.flatMap((page) => page.nodes)
-                const fresh = landing.reduce((n, page) => n + page.nodes.length - page.newFrom, 0)
-                const highWater = batchHighWater(kind, batchNewest, passNewest)
-                // the records an incremental pass finds changed (updated since its mark less the overlap; the page that
-                // ends it holds older ones too): the rows of other streams that hold their data (a visit's line items
-                // are its job's) are read again and landed before the batch, so a run that dies between the two reads
-                // them again with it. A full pass leaves them to their own stream's passes.
-                if (decision._tag === "Incremental") {
-                  const since = decision.since
-                  const changed = landing
-                    .flatMap((page) => page.nodes.slice(page.newFrom))
-                    .filter((n) => stream.updatedAt === undefined || Date.parse(stream.updatedAt(n.node)) >= since.getTime())
-                  if (changed.length > 0) {
-                    const reads = yield* dependents.read(credentials, stream, changed.map((n) => n.node.id), since)
-                    yield* dependents.land(accountId, reads, new Date(yield* Clock.currentTimeMillis))
-                  }
-                }
-                // a committed batch is counted even when the run is being interrupted, so the run's row tells the truth
-                const c = yield* warehouse
-                  .land({
-                    accountId,
-                    stream,
-                    nodes,
-                    bodies: landing.map((page) => page.body),
-                    pass: {
-                      kind,
-                      partition: last.partition,
-                      position: last.position,
-                      anchors: last.nodes.slice(-anchorsKept).map((n) => n.node.id),
-                      shifted,
-                      highWaterMark: highWater === undefined ? null : new Date(highWater).toISOString()
-                    },
-                    endsPass: finishesPass && kind === "incremental",
-                    fetchedAt: new Date(Math.min(...landing.map((page) => page.fetchedAtMs)))
-                  })
-                  .pipe(
-                    Effect.tap((written) =>
-                      Effect.all([
-                        Metric.incrementBy(Metrics.forAccount(Metrics.pagesCommitted, accountId), landing.length),
-                        Metric.incrementBy(Metrics.forAccount(Metrics.rowsUpserted, accountId), written)
-                      ])
-                    ),
-                    Effect.withSpan("sync.page", { attributes: { accountId, stream: stream.name, pages: landing.length, rows: nodes.length } }),
-                    Effect.flatMap((written) =>
-                      Ref.updateAndGet(counts, (c) => ({
-                        ...c,
-                        pages: c.pages + landing.length,
-                        rows: c.rows + fresh,
-                        rowsWritten: c.rowsWritten + written,
-                        overheadPoints: c.overheadPoints + landing.reduce((p, page) => p + page.overheadPoints, 0)
-                      }))
-                    ),
-                    Effect.uninterruptible,
-                    Effect.flatMap(withBudget)
-                  )
-                const landedAt = yield* Clock.currentTimeMillis
-                if (landedAt - progressWrittenAt >= progressEveryMs) {
-                  yield* runs.progress(runId, c)
-                  progressWrittenAt = landedAt
-                }
-                yield* showProgress(c)
-                return finishesPass
-              })
-            ),
-            Stream.takeUntil((finished) => finished),
-            Stream.runDrain
-          )
-          if (kind === "full" && reachedEnd) {
-            const end = yield* passEnd.finish({ credentials, stream, variables, shifted, tracksSeen: begun.checkpoint.tracksSeen })
-            yield* Ref.update(counts, (c) => ({
+        return {
+          request,
+          accountId,
+          kind,
+          rules: passRules(decision, request.stream.updatedAt),
+          variables: decision._tag === "Incremental" ? decision.pass.variables : request.stream.fullPass,
+          runId,
+          startedAtMs,
+          counts: yield* Ref.make<RunCounts>(zeroCounts),
+          resumed: yield* Ref.make(false),
+          shown,
+          withBudget: (c: RunCounts) =>
+            Effect.map(budget.stats(accountId), (after) => ({
               ...c,
-              rowsDeleted: c.rowsDeleted + end.deleted,
-              rowsConfirmed: c.rowsConfirmed + end.confirmed,
-              overheadPoints: c.overheadPoints + end.overheadPoints
-            }))
-          }
-        })
+              costPoints: after.pointsUsed - before.pointsUsed,
+              throttleWaitMs: after.waitedMs - before.waitedMs,
+              throttled: after.throttled - before.throttled
+            })),
+          show
+        } satisfies PassRun
+      })
 
-        // recorded as the run ends, however it ends (an interrupted run too: the finalizer runs uninterruptibly)
-        const record = (exit: Exit.Exit<void, StreamError>) =>
-          Effect.gen(function* () {
-            const classified = classify(exit)
-            const c = yield* snapshot
-            yield* runs.finish(runId, classified.outcome, c, classified.error).pipe(Effect.ignore)
-            yield* Metric.increment(Metric.tagged(Metrics.forAccount(Metrics.runsFinished, accountId), "outcome", classified.outcome))
-            yield* showProgress(c, classified.outcome)
-          })
-        const exit = yield* body.pipe(Effect.annotateLogs({ runId }), Effect.onExit(record), Effect.exit)
+    /** The batch's pages in one transaction with their checkpoint; the batch that ends an incremental pass ends it there too. */
+    const landPages = (p: PassRun, { landing, progress: pass, ends }: BatchStep) => {
+      const { accountId } = p
+      // the rows read again to join are landed again too (unchanged, they are not rewritten): the bodies stay usable
+      const nodes = landing.length === 1 ? landing[0]!.nodes : landing.flatMap((page) => page.nodes)
+      const fresh = landing.reduce((n, page) => n + page.nodes.length - page.newFrom, 0)
+      return warehouse
+        .land({
+          accountId,
+          stream: p.request.stream,
+          nodes,
+          bodies: landing.map((page) => page.body),
+          pass,
+          endsPass: ends === "with-batch",
+          fetchedAt: new Date(Math.min(...landing.map((page) => page.fetchedAtMs)))
+        })
+        .pipe(
+          Effect.tap((written) =>
+            Effect.all([
+              Metric.incrementBy(Metrics.forAccount(Metrics.pagesCommitted, accountId), landing.length),
+              Metric.incrementBy(Metrics.forAccount(Metrics.rowsUpserted, accountId), written)
+            ])
+          ),
+          Effect.withSpan("sync.page", { attributes: { accountId, stream: p.request.stream.name, pages: landing.length, rows: nodes.length } }),
+          // a committed batch is counted even when the run is being interrupted, so the run's row tells the truth
+          Effect.flatMap((written) =>
+            Ref.updateAndGet(p.counts, (c) => ({
+              ...c,
+              pages: c.pages + landing.length,
+              rows: c.rows + fresh,
+              rowsWritten: c.rowsWritten + written,
+              overheadPoints: c.overheadPoints + landing.reduce((n, page) => n + page.overheadPoints, 0)
+            }))
+          ),
+          Effect.uninterruptible,
+          Effect.flatMap(p.withBudget)
+        )
+    }
+
+    /**
+     * One batch of the pass: folded into it (PassState), the rows of other streams that hold the data of the records
+     * an incremental pass finds changed (a visit's line items are its job's) read again and landed before it (a run that
+     * dies between the two reads them again with it), the batch landed, the counts written now and then.
+     */
+    const landBatch = (p: PassRun, { pass, progressWrittenAt }: Landing, batch: ReadonlyArray<Page>) =>
+      Effect.gen(function* () {
+        const step = advance(pass, batch, p.rules)
+        if (step.changed.length > 0 && p.rules.since !== undefined) {
+          const reads = yield* dependents.read(p.request.credentials, p.request.stream, step.changed, p.rules.since)
+          yield* dependents.land(p.accountId, reads, new Date(yield* Clock.currentTimeMillis))
+        }
+        const c = yield* landPages(p, step)
+        const landedAt = yield* Clock.currentTimeMillis
+        const writeCounts = landedAt - progressWrittenAt >= progressEveryMs
+        if (writeCounts) yield* runs.progress(p.runId, c)
+        yield* p.show(c)
+        return [{ pass: step.state, progressWrittenAt: writeCounts ? landedAt : progressWrittenAt }, step] as const
+      })
+
+    /** The pass: begun (or resumed), its batches landed in order up to the one that ends it, a full pass's end checked. */
+    const passBody = (p: PassRun) =>
+      Effect.gen(function* () {
+        const { credentials, stream, mode, restart } = p.request
+        const begun = yield* checkpoints.begin(p.accountId, stream, p.kind, { restart: restart && mode === "backfill" })
+        yield* Ref.set(p.resumed, begun.resumed)
+        if (begun.resumed) yield* Effect.logInfo(`resuming the full pass from its checkpoint (row ${begun.checkpoint.position})`)
+        // one cheap query (first: 1 and totalCount); without it the display shows rows landed and no total
+        const expectedRows =
+          p.kind === "full" && progress.wantsTotals
+            ? yield* pager.count(credentials, stream, p.variables).pipe(
+                Effect.map((c) => c.total),
+                Effect.orElseSucceed(() => undefined)
+              )
+            : undefined
+        yield* Ref.set(p.shown, { landedBefore: begun.checkpoint.position, ...(expectedRows === undefined ? {} : { expectedRows }) })
+        yield* Effect.flatMap(snapshot(p), (c) => p.show(c))
+        const { partition, position, anchors } = begun.checkpoint
+        const start: Landing = { pass: passStarts(begun.checkpoint.shifted), progressWrittenAt: p.startedAtMs }
+        const last = yield* pageBatches(pager.pages({ credentials, stream, variables: p.variables, partition, position, anchors }), { prefetch }).pipe(
+          Stream.mapAccumEffect(start, (landing, batch) => landBatch(p, landing, batch)),
+          Stream.takeUntil((step) => step.finishes),
+          Stream.runLast
+        )
+        if (Option.isSome(last) && last.value.ends === "with-sweep") {
+          const { shifted } = last.value.state
+          const end = yield* passEnd.finish({ credentials, stream, variables: p.variables, shifted, tracksSeen: begun.checkpoint.tracksSeen })
+          yield* Ref.update(p.counts, (c) => ({
+            ...c,
+            rowsDeleted: c.rowsDeleted + end.deleted,
+            rowsConfirmed: c.rowsConfirmed + end.confirmed,
+            overheadPoints: c.overheadPoints + end.overheadPoints
+          }))
+        }
+      })
+
+    /** Recorded as the run ends, however it ends (an interrupted run too: the finalizer runs uninterruptibly). */
+    const recordRun = (p: PassRun) => (exit: Exit.Exit<void, StreamError>) =>
+      Effect.gen(function* () {
+        const classified = classify(exit)
+        const c = yield* snapshot(p)
+        yield* runs.finish(p.runId, classified.outcome, c, classified.error).pipe(Effect.ignore)
+        yield* Metric.increment(Metric.tagged(Metrics.forAccount(Metrics.runsFinished, p.accountId), "outcome", classified.outcome))
+        yield* p.show(c, classified.outcome)
+      })
+
+    /** The pass made, recorded and reported: whatever happens in it, the run has an outcome. */
+    const runPass = (request: StreamRunRequest, decision: PassToMake, runId: number, startedAtMs: number) =>
+      Effect.gen(function* () {
+        const p = yield* passRun(request, decision, runId, startedAtMs)
+        const exit = yield* passBody(p).pipe(Effect.annotateLogs({ runId }), Effect.onExit(recordRun(p)), Effect.exit)
         const classified = classify(exit)
         const report: StreamReport = {
-          stream: stream.name,
-          kind,
+          stream: request.stream.name,
+          kind: p.kind,
           outcome: classified.outcome,
-          resumed: yield* Ref.get(resumed),
-          counts: yield* snapshot,
-          durationMs: (yield* Clock.currentTimeMillis) - now,
+          resumed: yield* Ref.get(p.resumed),
+          counts: yield* snapshot(p),
+          durationMs: (yield* Clock.currentTimeMillis) - startedAtMs,
           ...(classified.error ? { error: classified.error } : {})
         }
         return { report, classified } satisfies StreamRunResult
-      }).pipe(Effect.annotateLogs({ stream: stream.name }), Effect.withSpan("sync.stream", { attributes: { accountId: credentials.accountId, stream: stream.name } }))
+      })
+
+    const run = (request: StreamRunRequest) =>
+      Effect.gen(function* () {
+        const { credentials, stream, mode } = request
+        const startedAtMs = yield* Clock.currentTimeMillis
+        const decided = yield* Effect.either(decide(request, startedAtMs))
+        if (Either.isLeft(decided)) return yield* notStarted(request, mode === "backfill" ? "full" : "incremental", decided.left, startedAtMs)
+        const decision = decided.right
+        if (decision._tag === "UpToDate") return upToDate(stream, decision)
+        const started = yield* Effect.either(runs.start(credentials.accountId, stream.name, passKindOf(decision)))
+        if (Either.isLeft(started)) return yield* notStarted(request, passKindOf(decision), started.left, startedAtMs)
+        return yield* runPass(request, decision, started.right, startedAtMs)
+      }).pipe(
+        Effect.annotateLogs({ stream: request.stream.name }),
+        Effect.withSpan("sync.stream", { attributes: { accountId: request.credentials.accountId, stream: request.stream.name } })
+      )
 
     return StreamRun.of({ run })
   })

@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Option } from "effect"
 import { newestFirst, updatedSince } from "../../../src/sync/Incremental.js"
 import type { Page } from "../../../src/sync/model.js"
-import { type PassDecision } from "../../../src/sync/PassPlan.js"
+import type { PassToMake } from "../../../src/sync/PassPlan.js"
 import { advance, batchHighWater, type BatchStep, type PassRules, passRules, type PassState, passStarts } from "../../../src/sync/PassState.js"
 
 const minute = 60_000
@@ -38,13 +38,13 @@ const page = (
 }
 
 const since = new Date(t0 + 10 * minute)
-const full: Exclude<PassDecision, { _tag: "UpToDate" }> = { _tag: "Full", reason: "due" }
-const incremental: Exclude<PassDecision, { _tag: "UpToDate" }> = {
+const full: PassToMake = { _tag: "Full", reason: "due" }
+const incremental: PassToMake = {
   _tag: "Incremental",
   pass: Option.getOrThrow(newestFirst({}).plan(since)),
   since
 }
-const ascending: Exclude<PassDecision, { _tag: "UpToDate" }> = {
+const ascending: PassToMake = {
   _tag: "Incremental",
   pass: Option.getOrThrow(updatedSince((after) => ({ after })).plan(since)),
   since
