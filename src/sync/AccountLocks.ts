@@ -1,7 +1,8 @@
 import { SqlClient, type SqlConnection, type SqlError, type Statement } from "@effect/sql"
-import { Context, Effect, FiberRef, Layer, Option, Ref, Schema, Scope, SynchronizedRef } from "effect"
+import { Context, Effect, FiberRef, Layer, Option, Predicate, Ref, Schema, Scope, SynchronizedRef } from "effect"
 import { isConnectionLost, retryOnConnectionLoss } from "../db/connectionRetry.js"
 import { DatabaseTopology } from "../db/Database.js"
+import { AccountLockLost } from "./errors.js"
 
 /**
  * The two-int advisory lock key of an account ($1). Advisory locks are database-wide: the schema is part of the key,
@@ -45,6 +46,41 @@ export const leaseHeld = (sql: SqlClient.SqlClient, accountId: string, session: 
 
 /** The lease of the account whose lock this fiber (and the fibers it forks) took; none outside a lock. */
 export const currentAccountLease: FiberRef.FiberRef<Option.Option<AccountLease>> = FiberRef.unsafeMake(Option.none())
+
+/**
+ * `write` with the session holding the account's lock this fiber took (none: no lock, or the embedded database),
+ * which it checks in its own transaction: when the lock was lost with its session, it is taken again and `write`
+ * runs once more (the first wrote nothing), unless another process holds the account now.
+ */
+export const underLease = <A, E, R>(accountId: string, write: (session: LockSession | undefined) => Effect.Effect<A, E | AccountLockLost, R>) =>
+  Effect.flatMap(FiberRef.get(currentAccountLease), (held) => {
+    const lease = Option.getOrUndefined(Option.filter(held, (l) => l.accountId === accountId))
+    if (lease === undefined) return write(undefined)
+    return Effect.flatMap(lease.session, write).pipe(
+      Effect.catchIf(
+        (e): e is AccountLockLost => Predicate.isTagged(e, "AccountLockLost"),
+        (lost) => Effect.flatMap(lease.retake, (retaken) => (retaken ? Effect.flatMap(lease.session, write) : Effect.fail(lost)))
+      )
+    )
+  })
+
+/** Fails, inside the caller's transaction, when `session` no longer holds the account. */
+const stillHeld = (sql: SqlClient.SqlClient, accountId: string, stream: string, session: LockSession | undefined) =>
+  session === undefined
+    ? Effect.void
+    : Effect.flatMap(sql<{ held: boolean }>`SELECT ${leaseHeld(sql, accountId, session)} AS held`, (rows) =>
+        rows[0]?.held === true ? Effect.void : Effect.fail(new AccountLockLost({ accountId, stream }))
+      )
+
+/**
+ * `write` as one transaction of the run that holds the account (`stream`'s writes): the lock checked first in it
+ * (and taken again once when its session was lost), never stopped halfway, retried whole on a lost connection. Only
+ * for writes whose repeat after a lost COMMIT acknowledgement changes nothing.
+ */
+export const leasedTransaction = <A, E, R>(sql: SqlClient.SqlClient, accountId: string, stream: string, write: Effect.Effect<A, E, R>) =>
+  underLease(accountId, (session) =>
+    sql.withTransaction(Effect.zipRight(stillHeld(sql, accountId, stream, session), write)).pipe(Effect.uninterruptible, retryOnConnectionLoss)
+  )
 
 /**
  * Whoever writes an account's rows (a sync run, the webhook consumer) holds its lock, so no account is written by

@@ -1,9 +1,80 @@
-import { SqlClient, type SqlError, SqlSchema } from "@effect/sql"
+import { SqlClient, type SqlError, SqlSchema, type Statement } from "@effect/sql"
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { retryingOnConnectionLoss } from "../db/connectionRetry.js"
 import { rowsOrDie } from "../db/rows.js"
+import type { LandingStep } from "./landing/steps.js"
 import type { Checkpoint, PassKind } from "./model.js"
 import type { AnyStream } from "./streams/Stream.js"
+
+/** Where a batch's pass stands once it lands: what the page statement moves the checkpoint to. */
+export interface PassProgress {
+  readonly kind: PassKind
+  /** The partition of the stream's list, the rows of it landed, and the ids of the last page (the next joins on them). */
+  readonly partition: number
+  readonly position: number
+  readonly anchors: ReadonlyArray<string>
+  /** A page of the batch did not join where it would have, had nothing moved. */
+  readonly shifted: boolean
+  /** The batch's high-water mark (PassState.batchHighWater), service time; capped by `passMark`. */
+  readonly highWaterMark: string | null
+}
+
+/**
+ * The high-water mark a pass moves the checkpoint to, from the mark PassState.batchHighWater hands it: a full pass with
+ * each batch (the batch's newest updatedAt), an incremental pass when it ends (the newest of the whole pass). Neither
+ * goes past the start of the pass, so rows edited behind the pass after it started stay in reach of the next
+ * incremental pass; an incremental pass never moves the mark back.
+ */
+const passMark = {
+  full: (sql: SqlClient.SqlClient, mark: string | null) => sql`LEAST(GREATEST(high_water_mark, ${mark}::timestamptz), pass_started_at)`,
+  incremental: (sql: SqlClient.SqlClient, mark: string | null) => sql`GREATEST(high_water_mark, LEAST(${mark}::timestamptz, pass_started_at))`
+}
+
+/**
+ * `pass`, the page statement's checkpoint step: the checkpoint of the pass in progress moves to the batch's position
+ * and anchors (and, in a full pass, the mark to the batch's, `passMark`). It matches only while a pass of this kind is
+ * in progress, and every other step depends on it: a page of a pass that ended is a retry of a page whose COMMIT went
+ * through but whose acknowledgement was lost; it landed already. Rows landed outside a pass always land; `pass` then
+ * says whether the stream's pass in progress records seen ids.
+ */
+export const checkpointStep: LandingStep = {
+  name: "pass",
+  sql: (sql, v) =>
+    v.pass === undefined
+      ? sql`SELECT tracks_seen FROM sync_checkpoints WHERE account_id = ${v.accountId} AND stream = ${v.stream.name} AND (SELECT held FROM lease)
+          UNION ALL SELECT false WHERE NOT EXISTS (SELECT 1 FROM sync_checkpoints WHERE account_id = ${v.accountId} AND stream = ${v.stream.name})
+            AND (SELECT held FROM lease)`
+      : sql`
+    UPDATE sync_checkpoints SET
+      partition = ${v.pass.partition},
+      position = ${v.pass.position},
+      anchors = ${JSON.stringify(v.pass.anchors)}::jsonb,
+      shifted = shifted OR ${v.pass.shifted},
+      high_water_mark = CASE WHEN ${v.pass.kind} = 'full' THEN ${passMark.full(sql, v.pass.highWaterMark)} ELSE high_water_mark END,
+      updated_at = now()
+    WHERE account_id = ${v.accountId} AND stream = ${v.stream.name} AND pass_kind = ${v.pass.kind} AND (SELECT held FROM lease)
+    RETURNING tracks_seen`
+}
+
+/**
+ * `seen`, the page statement's last step: the ids a full pass saw (or re-read before its sweep), for the sweep (only
+ * when the pass records them); a node not landed because the stored row is newer was seen too.
+ */
+export const seenStep: LandingStep = {
+  name: "seen",
+  sql: (sql, v) => sql`
+    INSERT INTO sync_pass_seen (account_id, stream, id)
+    SELECT ${v.accountId}, ${v.stream.name}, node ->> 'id' FROM page
+    WHERE ${v.recordSeen} AND (SELECT tracks_seen FROM pass)
+    ON CONFLICT DO NOTHING`
+}
+
+/**
+ * The ids the full pass in progress saw, as a subquery of `id`: what its sweep keeps. Used as `NOT EXISTS (SELECT 1
+ * FROM (seen) s WHERE s.id = t.id)`, Postgres flattens it into an anti-join on the seen ids' primary key.
+ */
+export const seenIds = (sql: SqlClient.SqlClient, accountId: string, stream: string): Statement.Fragment =>
+  sql`SELECT id FROM sync_pass_seen WHERE account_id = ${accountId} AND stream = ${stream}`
 
 const CheckpointRow = Schema.Struct({
   pass_kind: Schema.NullOr(Schema.Literal("full", "incremental")),
@@ -34,6 +105,8 @@ const toCheckpoint = (r: typeof CheckpointRow.Type): Checkpoint => ({
 })
 
 const CountRow = Schema.Struct({ n: Schema.Number })
+const IdRow = Schema.Struct({ id: Schema.String })
+const TracksSeenRow = Schema.Struct({ tracks_seen: Schema.Boolean })
 
 /** What a full pass could say about deletions (`status` shows it). */
 export interface DeletionsCheck {
@@ -51,7 +124,8 @@ export interface BegunPass {
 
 /**
  * The pass lifecycle of each account and stream (`sync_checkpoints`, `sync_pass_seen`): begin (or resume), the ids a
- * full pass saw, and finish. Each page moves the checkpoint in the page's own statement (landing/steps.ts).
+ * full pass saw, and finish. Each page moves the checkpoint in the page's own statement, by the steps this module
+ * provides (`checkpointStep`, `seenStep`); the only module that reads or writes these tables (`status` joins them).
  */
 export class Checkpoints extends Context.Tag("account-sync/Checkpoints")<
   Checkpoints,
@@ -77,22 +151,34 @@ export class Checkpoints extends Context.Tag("account-sync/Checkpoints")<
     readonly restartSeen: (accountId: string, stream: string) => Effect.Effect<void, SqlError.SqlError>
     readonly recordSeen: (accountId: string, stream: string, ids: ReadonlyArray<string>) => Effect.Effect<void, SqlError.SqlError>
     /**
-     * The end of a pass, inside the transaction that ends it: an incremental pass moves the mark (never past its own
-     * start); a full pass forgets its seen ids and records when it started as the last full pass, and what it could
-     * say about deletions.
+     * Live rows of the account that the full pass in progress has not seen (the candidates of its sweep), in id
+     * order after `after`, up to `limit`.
      */
-    readonly finish: (
+    readonly unseen: (accountId: string, stream: AnyStream, after: string, limit: number) => Effect.Effect<ReadonlyArray<string>, SqlError.SqlError>
+    /**
+     * The end of an incremental pass, inside the transaction of its last batch: the mark moves to the pass's newest
+     * (`passMark`), the pass's start is recorded as its last incremental pass.
+     */
+    readonly finishIncremental: (accountId: string, stream: string, highWaterMark: string | null) => Effect.Effect<void, SqlError.SqlError>
+    /**
+     * The end of a full pass, inside the caller's transaction (which checks the account's lock first). When the pass
+     * is still in progress (a repeat after a lost COMMIT acknowledgement finds it ended, and does nothing), its
+     * checkpoint is locked, `sweep` marks deleted the live rows whose id is not among `seen` (the ids it saw, a
+     * subquery of `id`) unless the pass recorded none or `deletions` says they were not checked, and the pass
+     * finishes: its seen ids forgotten, its start recorded as the last full pass, with what it could say about
+     * deletions. Returns what the sweep marked.
+     */
+    readonly finishFull: <E, R>(
       accountId: string,
       stream: string,
-      kind: PassKind,
-      highWaterMark: string | null,
-      deletions?: DeletionsCheck
-    ) => Effect.Effect<void, SqlError.SqlError>
+      deletions: DeletionsCheck,
+      sweep: (seen: Statement.Fragment) => Effect.Effect<number, E, R>
+    ) => Effect.Effect<{ readonly deleted: number }, SqlError.SqlError | E, R>
     /** The stream's next `sync` runs a full pass (a change event named a record it could not read otherwise). */
     readonly requestFullPass: (accountId: string, stream: string) => Effect.Effect<void, SqlError.SqlError>
     /**
      * The stream's data is known current as of `at` (its change events were applied, the records read at `at`): the
-     * time only moves forward. A pass's end moves it too (`finish`: to the pass's start).
+     * time only moves forward. A pass's end moves it too (to the pass's start).
      */
     readonly markCurrent: (accountId: string, stream: string, at: Date) => Effect.Effect<void, SqlError.SqlError>
     /** Every account's streams with when their data was last known current (null: no pass finished, no event applied). */
@@ -174,21 +260,49 @@ export const CheckpointsLive = Layer.effect(
     const seenCount = (accountId: string, stream: AnyStream) =>
       Effect.map(rowsOrDie(countSeen({ accountId, stream: stream.name, table: stream.table })), (row) => row.n)
 
-    const finish = (accountId: string, stream: string, kind: PassKind, highWaterMark: string | null, deletions?: DeletionsCheck) =>
-      kind === "incremental"
-        ? Effect.asVoid(sql`
-            UPDATE sync_checkpoints SET pass_kind = NULL, position = NULL, anchors = NULL, shifted = false,
-              high_water_mark = GREATEST(high_water_mark, LEAST(${highWaterMark}::timestamptz, pass_started_at)),
-              last_incremental_pass_at = pass_started_at, data_current_at = GREATEST(data_current_at, pass_started_at), updated_at = now()
-            WHERE account_id = ${accountId} AND stream = ${stream}`)
-        : Effect.zipRight(
-            sql`DELETE FROM sync_pass_seen WHERE account_id = ${accountId} AND stream = ${stream}`,
-            Effect.asVoid(sql`
-              UPDATE sync_checkpoints SET pass_kind = NULL, position = NULL, anchors = NULL, shifted = false,
-                last_full_pass_at = pass_started_at, data_current_at = GREATEST(data_current_at, pass_started_at),
-                deletions_unchecked = ${deletions?.unchecked ?? null}, rows_withheld = ${deletions?.withheld ?? null}, updated_at = now()
-              WHERE account_id = ${accountId} AND stream = ${stream}`)
-          )
+    const finishIncremental = (accountId: string, stream: string, highWaterMark: string | null) =>
+      Effect.asVoid(sql`
+        UPDATE sync_checkpoints SET pass_kind = NULL, position = NULL, anchors = NULL, shifted = false,
+          high_water_mark = ${passMark.incremental(sql, highWaterMark)},
+          last_incremental_pass_at = pass_started_at, data_current_at = GREATEST(data_current_at, pass_started_at), updated_at = now()
+        WHERE account_id = ${accountId} AND stream = ${stream}`)
+
+    const fullPassInProgress = SqlSchema.findOne({
+      Request: Schema.Struct({ accountId: Schema.String, stream: Schema.String }),
+      Result: TracksSeenRow,
+      execute: ({ accountId, stream }) => sql`
+        SELECT tracks_seen FROM sync_checkpoints WHERE account_id = ${accountId} AND stream = ${stream} AND pass_kind = 'full' FOR UPDATE`
+    })
+    const finishFull = <E, R>(
+      accountId: string,
+      stream: string,
+      deletions: DeletionsCheck,
+      sweep: (seen: Statement.Fragment) => Effect.Effect<number, E, R>
+    ): Effect.Effect<{ readonly deleted: number }, SqlError.SqlError | E, R> =>
+      Effect.gen(function* () {
+        const pass = yield* rowsOrDie(fullPassInProgress({ accountId, stream }))
+        if (Option.isNone(pass)) return { deleted: 0 }
+        const deleted = pass.value.tracks_seen && deletions.unchecked === null ? yield* sweep(seenIds(sql, accountId, stream)) : 0
+        yield* sql`DELETE FROM sync_pass_seen WHERE account_id = ${accountId} AND stream = ${stream}`
+        yield* sql`
+          UPDATE sync_checkpoints SET pass_kind = NULL, position = NULL, anchors = NULL, shifted = false,
+            last_full_pass_at = pass_started_at, data_current_at = GREATEST(data_current_at, pass_started_at),
+            deletions_unchecked = ${deletions.unchecked}, rows_withheld = ${deletions.withheld}, updated_at = now()
+          WHERE account_id = ${accountId} AND stream = ${stream}`
+        return { deleted }
+      })
+
+    const unseenRows = SqlSchema.findAll({
+      Request: Schema.Struct({ accountId: Schema.String, stream: Schema.String, table: Schema.String, after: Schema.String, limit: Schema.Number }),
+      Result: IdRow,
+      execute: ({ accountId, stream, table, after, limit }) => sql`
+        SELECT t.id FROM ${sql(table)} t
+        WHERE t.account_id = ${accountId} AND t.deleted_at IS NULL AND t.id > ${after}
+          AND NOT EXISTS (SELECT 1 FROM (${seenIds(sql, accountId, stream)}) AS s WHERE s.id = t.id)
+        ORDER BY t.id LIMIT ${limit}`
+    })
+    const unseen = (accountId: string, stream: AnyStream, after: string, limit: number) =>
+      Effect.map(rowsOrDie(unseenRows({ accountId, stream: stream.name, table: stream.table, after, limit })), (rows) => rows.map((r) => r.id))
 
     const listCurrent = SqlSchema.findAll({
       Request: Schema.Void,
@@ -219,6 +333,7 @@ export const CheckpointsLive = Layer.effect(
           Effect.asVoid(sql`
             INSERT INTO sync_checkpoints (account_id, stream, full_pass_requested_at) VALUES (${accountId}, ${stream}, now())
             ON CONFLICT (account_id, stream) DO UPDATE SET full_pass_requested_at = now(), updated_at = now()`),
+        unseen,
         currentAsOf: () =>
           Effect.map(rowsOrDie(listCurrent(undefined)), (rows) => rows.map((r) => ({ accountId: r.account_id, stream: r.stream, at: r.data_current_at })))
       }),
@@ -228,7 +343,8 @@ export const CheckpointsLive = Layer.effect(
           INSERT INTO sync_checkpoints (account_id, stream, data_current_at) VALUES (${accountId}, ${stream}, ${at})
           ON CONFLICT (account_id, stream) DO UPDATE SET data_current_at = GREATEST(sync_checkpoints.data_current_at, EXCLUDED.data_current_at)`),
       // inside the transaction that ends the pass: that transaction is retried whole
-      finish
+      finishIncremental,
+      finishFull
     })
   })
 )

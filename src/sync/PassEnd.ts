@@ -1,9 +1,10 @@
-import type { SqlError } from "@effect/sql"
+import { SqlClient, type SqlError } from "@effect/sql"
 import { Context, Effect, Layer, Metric, Stream } from "effect"
 import type { AccountCredentials } from "../api/ServiceClient.js"
 import * as Metrics from "../observability/metrics.js"
+import { leasedTransaction } from "./AccountLocks.js"
 import type { AccountLockLost } from "./errors.js"
-import { Checkpoints } from "./Checkpoints.js"
+import { Checkpoints, type DeletionsCheck } from "./Checkpoints.js"
 import type { ReceivedNode, Variables } from "./model.js"
 import { Pager, type PagerError } from "./Pager.js"
 import type { AnyStream } from "./streams/Stream.js"
@@ -32,6 +33,24 @@ interface Listing {
   /** Rows the service counts (after the listing) beyond the ids it listed: rows it withholds from the app. */
   readonly withheld: number
 }
+
+/**
+ * The end of a full pass, in one transaction under the account's lock: when the pass is still in progress, the live
+ * rows it did not see are marked deleted (unless `deletions` says they were not checked) and the pass finishes,
+ * recording what it could say about deletions. Checkpoints ends the pass; the Warehouse sweeps its rows.
+ */
+export const finishFullPass = (accountId: string, stream: AnyStream, deletions: DeletionsCheck = { unchecked: null, withheld: null }) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const checkpoints = yield* Checkpoints
+    const warehouse = yield* Warehouse
+    return yield* leasedTransaction(
+      sql,
+      accountId,
+      stream.name,
+      checkpoints.finishFull(accountId, stream.name, deletions, (seen) => warehouse.sweep(accountId, stream, seen))
+    )
+  })
 
 /**
  * The end of a full pass that reached the end of its connection (`hasNextPage: false`): it marks deleted only rows
@@ -68,6 +87,9 @@ export const PassEndLive = Layer.effect(
     const pager = yield* Pager
     const checkpoints = yield* Checkpoints
     const warehouse = yield* Warehouse
+    const context = yield* Effect.context<SqlClient.SqlClient | Checkpoints | Warehouse>()
+    const endPass = (accountId: string, stream: AnyStream, deletions: DeletionsCheck) =>
+      Effect.provide(finishFullPass(accountId, stream, deletions), context)
 
     const finish = <E>({ credentials, stream, variables, shifted, tracksSeen }: Parameters<PassEnd["Type"]["finish"]>[0] & { readonly credentials: AccountCredentials<E> }) =>
       Effect.gen(function* () {
@@ -115,7 +137,7 @@ export const PassEndLive = Layer.effect(
           Effect.gen(function* () {
             yield* Effect.logWarning(`${stream.name}: deletions not checked: listing incomplete (${reason}); no row is marked deleted by this pass`)
             yield* Metric.increment(Metrics.forAccount(Metrics.sweepsSkipped, accountId))
-            yield* warehouse.finishFullPass(accountId, stream, { unchecked: `listing incomplete: ${reason}`, withheld: null })
+            yield* endPass(accountId, stream, { unchecked: `listing incomplete: ${reason}`, withheld: null })
             return { deleted: 0, confirmed: 0, overheadPoints, listed: true, unchecked: reason } satisfies PassEndResult
           })
 
@@ -134,7 +156,7 @@ export const PassEndLive = Layer.effect(
         if (tracksSeen || listing !== undefined) {
           let after = ""
           for (;;) {
-            const candidates = yield* warehouse.unseen(accountId, stream, after, candidatesPerRound)
+            const candidates = yield* checkpoints.unseen(accountId, stream, after, candidatesPerRound)
             if (candidates.length === 0) break
             after = candidates[candidates.length - 1]!
             if (stream.lookup !== undefined) {
@@ -181,7 +203,7 @@ export const PassEndLive = Layer.effect(
         if (withheld !== null && withheld > 0) {
           yield* Effect.logInfo(`${stream.name}: the service counts ${withheld} row(s) more than it lists: it withholds them from this app (not taken for missing rows)`)
         }
-        const { deleted } = yield* warehouse.finishFullPass(accountId, stream, { unchecked: null, withheld })
+        const { deleted } = yield* endPass(accountId, stream, { unchecked: null, withheld })
         return { deleted, confirmed, overheadPoints, listed: listing !== undefined }
       }).pipe(Effect.withSpan("sync.passEnd", { attributes: { accountId: credentials.accountId, stream: stream.name } }))
 

@@ -1,14 +1,14 @@
-import { SqlClient, type SqlError, SqlSchema } from "@effect/sql"
-import { Context, Effect, FiberRef, Layer, Option, Predicate, Schema } from "effect"
+import { SqlClient, type SqlError, SqlSchema, type Statement } from "@effect/sql"
+import { Context, Effect, Layer, Schema } from "effect"
 import { retryOnConnectionLoss } from "../db/connectionRetry.js"
 import { PreparedStatements } from "../db/preparedStatements.js"
 import { rowsOrDie } from "../db/rows.js"
-import { currentAccountLease, leaseHeld, type LockSession } from "./AccountLocks.js"
-import { Checkpoints, type DeletionsCheck } from "./Checkpoints.js"
+import { leasedTransaction, underLease } from "./AccountLocks.js"
+import { Checkpoints, type PassProgress } from "./Checkpoints.js"
 import { AccountLockLost } from "./errors.js"
 import { pageJson } from "./landing/pageParams.js"
 import { PageLanded, pageStatement } from "./landing/pageStatement.js"
-import { pageSteps, type PageValues, type PassProgress } from "./landing/steps.js"
+import { pageSteps, type PageValues } from "./landing/steps.js"
 import { dependentSweepStatements, markDeletedStatements, sweepPlannerSettings, sweepStatement } from "./landing/sweep.js"
 import type { ReceivedNode } from "./model.js"
 import type { AnyStream } from "./streams/Stream.js"
@@ -48,11 +48,6 @@ export class Warehouse extends Context.Tag("account-sync/Warehouse")<
      */
     readonly land: (batch: Batch) => Effect.Effect<number, SqlError.SqlError | AccountLockLost>
     /**
-     * Live rows of the account that the full pass in progress has not seen (the candidates of its sweep), in id
-     * order after `after`, up to `limit`.
-     */
-    readonly unseen: (accountId: string, stream: AnyStream, after: string, limit: number) => Effect.Effect<ReadonlyArray<string>, SqlError.SqlError>
-    /**
      * Rows found gone outside a pass (a destroy event, a re-read that no longer finds them), marked deleted as of `at`
      * with their line items and custom fields, in one transaction. Returns the ids that were live.
      */
@@ -63,14 +58,11 @@ export class Warehouse extends Context.Tag("account-sync/Warehouse")<
       at: Date
     ) => Effect.Effect<ReadonlyArray<string>, SqlError.SqlError | AccountLockLost>
     /**
-     * The end of a full pass, in one transaction: the live rows it did not see are marked deleted (unless `deletions`
-     * says they were not checked), then the pass finishes, recording what it could say about deletions.
+     * The sweep at the end of a full pass, inside the caller's transaction: the account's live rows whose id is not
+     * among `seen` (a subquery of `id`, the ids the pass saw) marked deleted, with their line items and custom fields.
+     * Returns how many rows were marked.
      */
-    readonly finishFullPass: (
-      accountId: string,
-      stream: AnyStream,
-      deletions?: DeletionsCheck
-    ) => Effect.Effect<{ readonly deleted: number }, SqlError.SqlError | AccountLockLost>
+    readonly sweep: (accountId: string, stream: AnyStream, seen: Statement.Fragment) => Effect.Effect<number, SqlError.SqlError>
     /** One mapped column of stored rows (live or marked deleted), as text, by id: what a change event's re-read needs of them. */
     readonly storedColumn: (
       accountId: string,
@@ -104,30 +96,6 @@ export const WarehouseLive = Layer.effect(
       }
     })
 
-    /**
-     * `write` with the session holding the account's lock this fiber took (none: no lock, or the embedded database),
-     * which it checks in its own transaction: when the lock was lost with its session, it is taken again and `write`
-     * runs once more (the first wrote nothing), unless another process holds the account now.
-     */
-    const underLease = <A, E, R>(accountId: string, write: (session: LockSession | undefined) => Effect.Effect<A, E | AccountLockLost, R>) =>
-      Effect.flatMap(FiberRef.get(currentAccountLease), (held) => {
-        const lease = Option.getOrUndefined(Option.filter(held, (l) => l.accountId === accountId))
-        if (lease === undefined) return write(undefined)
-        return Effect.flatMap(lease.session, write).pipe(
-          Effect.catchIf(
-            (e): e is AccountLockLost => Predicate.isTagged(e, "AccountLockLost"),
-            (lost) => Effect.flatMap(lease.retake, (retaken) => (retaken ? Effect.flatMap(lease.session, write) : Effect.fail(lost)))
-          )
-        )
-      })
-    /** Fails, inside the caller's transaction, when `session` no longer holds the account. */
-    const stillHeld = (accountId: string, stream: AnyStream, session: LockSession | undefined) =>
-      session === undefined
-        ? Effect.void
-        : Effect.flatMap(sql<{ held: boolean }>`SELECT ${leaseHeld(sql, accountId, session)} AS held`, (rows) =>
-            rows[0]?.held === true ? Effect.void : Effect.fail(new AccountLockLost({ accountId, stream: stream.name }))
-          )
-
     const land = (batch: Batch) => underLease(batch.accountId, (lease) => {
       // one row per id: an upsert cannot change the same row twice in one statement
       const unique = [...new Map(batch.nodes.map((n) => [n.node.id, n] as const)).values()]
@@ -154,7 +122,7 @@ export const WarehouseLive = Layer.effect(
           ? sql.withTransaction(
               Effect.gen(function* () {
                 const landed = yield* page
-                if (landed.open) yield* checkpoints.finish(batch.accountId, batch.stream.name, pass.kind, pass.highWaterMark)
+                if (landed.open) yield* checkpoints.finishIncremental(batch.accountId, batch.stream.name, pass.highWaterMark)
                 return landed
               })
             )
@@ -166,53 +134,26 @@ export const WarehouseLive = Layer.effect(
       )
     }).pipe(Effect.withSpan("Warehouse.land", { attributes: { accountId: batch.accountId, stream: batch.stream.name, rows: batch.nodes.length } }))
 
-    const unseenRows = SqlSchema.findAll({
-      Request: Schema.Struct({ accountId: Schema.String, stream: Schema.String, table: Schema.String, after: Schema.String, limit: Schema.Number }),
-      Result: IdRow,
-      execute: ({ accountId, stream, table, after, limit }) => sql`
-        SELECT t.id FROM ${sql(table)} t
-        WHERE t.account_id = ${accountId} AND t.deleted_at IS NULL AND t.id > ${after}
-          AND NOT EXISTS (SELECT 1 FROM sync_pass_seen s WHERE s.account_id = t.account_id AND s.stream = ${stream} AND s.id = t.id)
-        ORDER BY t.id LIMIT ${limit}`
-    })
-    const unseen = (accountId: string, stream: AnyStream, after: string, limit: number) =>
-      Effect.map(rowsOrDie(unseenRows({ accountId, stream: stream.name, table: stream.table, after, limit })), (rows) => rows.map((r) => r.id)).pipe(
-        retryOnConnectionLoss
+    const sweep = (accountId: string, stream: AnyStream, seen: Statement.Fragment) =>
+      Effect.gen(function* () {
+        yield* sql.unsafe(sweepPlannerSettings)
+        const swept = yield* sweepStatement(sql, stream, accountId, seen)
+        if (swept.length > 0) for (const statement of dependentSweepStatements(sql, stream, accountId)) yield* statement
+        return swept.length
+      })
+
+    const markDeleted = (accountId: string, stream: AnyStream, ids: ReadonlyArray<string>, at: Date) =>
+      leasedTransaction(
+        sql,
+        accountId,
+        stream.name,
+        Effect.gen(function* () {
+          const { parents, dependents } = markDeletedStatements(sql, stream, accountId, ids, at)
+          const marked = yield* parents
+          for (const statement of dependents) yield* statement
+          return marked.map((r) => r.id)
+        })
       )
-
-    const finishFullPass = (accountId: string, stream: AnyStream, deletions?: DeletionsCheck) => underLease(accountId, (lease) =>
-      sql
-        .withTransaction(
-          Effect.gen(function* () {
-            yield* stillHeld(accountId, stream, lease)
-            const tracks = yield* sql<{ tracks_seen: boolean }>`
-              SELECT tracks_seen FROM sync_checkpoints WHERE account_id = ${accountId} AND stream = ${stream.name} AND pass_kind = 'full' FOR UPDATE`
-            if (tracks.length === 0) return { deleted: 0 }
-            let deleted = 0
-            if (tracks[0]!.tracks_seen && (deletions?.unchecked ?? null) === null) {
-              yield* sql.unsafe(sweepPlannerSettings)
-              deleted = (yield* sql.unsafe<{ id: string }>(sweepStatement(stream), [accountId, stream.name])).length
-              if (deleted > 0) for (const statement of dependentSweepStatements(stream)) yield* sql.unsafe(statement, [accountId])
-            }
-            yield* checkpoints.finish(accountId, stream.name, "full", null, deletions)
-            return { deleted }
-          })
-        )
-        .pipe(Effect.uninterruptible, retryOnConnectionLoss))
-
-    const markDeleted = (accountId: string, stream: AnyStream, ids: ReadonlyArray<string>, at: Date) => underLease(accountId, (lease) =>
-      sql
-        .withTransaction(
-          Effect.gen(function* () {
-            yield* stillHeld(accountId, stream, lease)
-            const [parents, ...dependents] = markDeletedStatements(stream)
-            const params = [accountId, JSON.stringify(ids), at.toISOString()]
-            const marked = yield* sql.unsafe<{ id: string }>(parents!, params)
-            for (const statement of dependents) yield* sql.unsafe(statement, params)
-            return marked.map((r) => r.id)
-          })
-        )
-        .pipe(Effect.uninterruptible, retryOnConnectionLoss))
 
     const storedRows = SqlSchema.findAll({
       Request: Schema.Struct({ accountId: Schema.String, table: Schema.String, column: Schema.String, ids: Schema.Array(Schema.String) }),
@@ -240,6 +181,6 @@ export const WarehouseLive = Layer.effect(
       return Effect.map(rowsOrDie(linkedRows({ accountId, table: stream.table, column, ids })), (rows) => rows.map((r) => r.id)).pipe(retryOnConnectionLoss)
     }
 
-    return Warehouse.of({ land, unseen, markDeleted, finishFullPass, storedColumn, idsLinkedTo })
+    return Warehouse.of({ land, sweep, markDeleted, storedColumn, idsLinkedTo })
   })
 )

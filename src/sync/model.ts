@@ -2,7 +2,7 @@
 
 export type PassKind = "full" | "incremental"
 
-/** Where a stream of an account stands (`sync_checkpoints`). */
+/** Where a stream of an account stands (its checkpoint, see Checkpoints). */
 export interface Checkpoint {
   /** The kind of the pass in progress; null when none is. */
   readonly passKind: PassKind | null

@@ -1,21 +1,8 @@
 import type { SqlClient, Statement } from "@effect/sql"
 import { leaseHeld, type LockSession } from "../AccountLocks.js"
-import type { PassKind } from "../model.js"
+import { checkpointStep, type PassProgress, seenStep } from "../Checkpoints.js"
 import type { AnyStream, ChildDefinition, Column } from "../streams/Stream.js"
 import type { PageJson } from "./pageParams.js"
-
-/** Where a batch's pass stands once it lands. */
-export interface PassProgress {
-  readonly kind: PassKind
-  /** The partition of the stream's list, the rows of it landed, and the ids of the last page (the next joins on them). */
-  readonly partition: number
-  readonly position: number
-  readonly anchors: ReadonlyArray<string>
-  /** A page of the batch did not join where it would have, had nothing moved. */
-  readonly shifted: boolean
-  /** The batch's high-water mark (see PassState.batchHighWater), service time. */
-  readonly highWaterMark: string | null
-}
 
 /** Everything one page statement lands: the values its steps take as parameters. */
 export interface PageValues {
@@ -48,33 +35,6 @@ export interface LandingStep {
 export const leaseStep: LandingStep = {
   name: "lease",
   sql: (sql, v) => (v.lease === undefined ? sql`SELECT true AS held` : sql`SELECT ${leaseHeld(sql, v.accountId, v.lease)} AS held`)
-}
-
-/**
- * `pass`: the checkpoint of the pass in progress moves to the batch's position and anchors (and, in a full pass, the
- * mark to the batch's newest updatedAt, never past the pass's start). It matches only while a pass of this kind is in
- * progress, and every other step depends on it: a page of a pass that ended is a retry of a page whose COMMIT went
- * through but whose acknowledgement was lost; it landed already. Rows landed outside a pass always land; `pass` then
- * says whether the stream's pass in progress records seen ids.
- */
-export const checkpointStep: LandingStep = {
-  name: "pass",
-  sql: (sql, v) =>
-    v.pass === undefined
-      ? sql`SELECT tracks_seen FROM sync_checkpoints WHERE account_id = ${v.accountId} AND stream = ${v.stream.name} AND (SELECT held FROM lease)
-          UNION ALL SELECT false WHERE NOT EXISTS (SELECT 1 FROM sync_checkpoints WHERE account_id = ${v.accountId} AND stream = ${v.stream.name})
-            AND (SELECT held FROM lease)`
-      : sql`
-    UPDATE sync_checkpoints SET
-      partition = ${v.pass.partition},
-      position = ${v.pass.position},
-      anchors = ${JSON.stringify(v.pass.anchors)}::jsonb,
-      shifted = shifted OR ${v.pass.shifted},
-      high_water_mark = CASE WHEN ${v.pass.kind} = 'full'
-        THEN LEAST(GREATEST(high_water_mark, ${v.pass.highWaterMark}::timestamptz), pass_started_at) ELSE high_water_mark END,
-      updated_at = now()
-    WHERE account_id = ${v.accountId} AND stream = ${v.stream.name} AND pass_kind = ${v.pass.kind} AND (SELECT held FROM lease)
-    RETURNING tracks_seen`
 }
 
 /** `page`: the batch's nodes, numbered, out of the containers (response bodies as received, or our JSON). */
@@ -306,19 +266,9 @@ export const customFieldSteps = (parentType: string): ReadonlyArray<LandingStep>
 ]
 
 /**
- * `seen`: the ids a full pass saw (or re-read before its sweep), for the sweep (only when the pass records them); a
- * node not landed because the stored row is newer was seen too.
+ * The steps of a stream's page statement, in order: the lease, the checkpoint (Checkpoints), its rows, its children's,
+ * its custom fields, the seen ids (Checkpoints).
  */
-export const seenStep: LandingStep = {
-  name: "seen",
-  sql: (sql, v) => sql`
-    INSERT INTO sync_pass_seen (account_id, stream, id)
-    SELECT ${v.accountId}, ${v.stream.name}, node ->> 'id' FROM page
-    WHERE ${v.recordSeen} AND (SELECT tracks_seen FROM pass)
-    ON CONFLICT DO NOTHING`
-}
-
-/** The steps of a stream's page statement, in order: its rows, its children's, its custom fields, the seen ids. */
 export const pageSteps = cached((stream): ReadonlyArray<LandingStep> => [
   leaseStep,
   checkpointStep,

@@ -5,6 +5,7 @@ import { isConnectionLost } from "../../../src/db/connectionRetry.js"
 import { jobsStream } from "../../../src/sync/streams/jobs.js"
 import { Checkpoints, CheckpointsLive } from "../../../src/sync/Checkpoints.js"
 import { Warehouse, WarehouseLive } from "../../../src/sync/Warehouse.js"
+import { finishFullPass } from "../../../src/sync/PassEnd.js"
 import { embeddedTestDatabase, TestDatabaseLive } from "../../support/database.js"
 import { job, landed } from "../../support/jobFixtures.js"
 
@@ -37,7 +38,7 @@ const landPage = (
       },
       endsPass: options.last === true && kind === "incremental"
     })
-    const deleted = options.last === true && kind === "full" ? (yield* warehouse.finishFullPass(accountId, jobsStream)).deleted : 0
+    const deleted = options.last === true && kind === "full" ? (yield* finishFullPass(accountId, jobsStream)).deleted : 0
     return { written, deleted }
   })
 

@@ -6,6 +6,7 @@ import { jobsStream } from "../../../src/sync/streams/jobs.js"
 import { visitsStream } from "../../../src/sync/streams/visits.js"
 import type { AnyStream } from "../../../src/sync/streams/Stream.js"
 import { Warehouse, WarehouseLive } from "../../../src/sync/Warehouse.js"
+import { finishFullPass } from "../../../src/sync/PassEnd.js"
 import { TestDatabaseLive } from "../../support/database.js"
 import { job } from "../../support/jobFixtures.js"
 
@@ -58,7 +59,7 @@ const land = (stream: AnyStream, accountId: string, nodes: ReadonlyArray<Record<
       nodes: received,
       pass: { kind: "full", partition: 0, position: options.position, anchors: nodes.map((n) => n.id as string), shifted: false, highWaterMark: null }
     })
-    return options.last ? (yield* warehouse.finishFullPass(accountId, stream)).deleted : 0
+    return options.last ? (yield* finishFullPass(accountId, stream)).deleted : 0
   })
 
 layer(TestLayer)("line items and custom fields land with their parent", (it) => {

@@ -4,6 +4,7 @@ import { Effect, Layer } from "effect"
 import { Checkpoints, CheckpointsLive } from "../../../src/sync/Checkpoints.js"
 import { jobsStream } from "../../../src/sync/streams/jobs.js"
 import { Warehouse, WarehouseLive } from "../../../src/sync/Warehouse.js"
+import { finishFullPass } from "../../../src/sync/PassEnd.js"
 import { TestDatabaseLive } from "../../support/database.js"
 import { job, jobRead, lineItem as item } from "../../support/jobFixtures.js"
 
@@ -33,7 +34,7 @@ layer(TestLayer)("a pass and change events land the same rows in any order", (it
       expect(yield* warehouse.land({ accountId: "acc-o", stream: jobsStream, nodes: version("old", "2025-03-01T00:00:00Z", [item("li-1", "a"), item("li-2", "a")]), pass })).toBe(0)
       expect(yield* stored).toEqual({ title: "new", deleted: false, items: ["li-1"] })
       // the pass saw the row: its sweep does not mark it deleted
-      expect((yield* warehouse.finishFullPass("acc-o", jobsStream)).deleted).toBe(0)
+      expect((yield* finishFullPass("acc-o", jobsStream)).deleted).toBe(0)
       // a newer or equal read lands
       yield* warehouse.land({ accountId: "acc-o", stream: jobsStream, nodes: version("newer", "2025-03-03T00:00:00Z", [item("li-3", "c")]), pass: undefined })
       expect(yield* stored).toEqual({ title: "newer", deleted: false, items: ["li-1 (deleted)", "li-3"] })

@@ -2,9 +2,10 @@ import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { jobsStream } from "../../../src/sync/streams/jobs.js"
-import { Checkpoints, CheckpointsLive } from "../../../src/sync/Checkpoints.js"
+import { Checkpoints, CheckpointsLive, seenIds } from "../../../src/sync/Checkpoints.js"
 import { sweepPlannerSettings, sweepStatement } from "../../../src/sync/landing/sweep.js"
 import { Warehouse, WarehouseLive } from "../../../src/sync/Warehouse.js"
+import { finishFullPass } from "../../../src/sync/PassEnd.js"
 import { TestDatabaseLive } from "../../support/database.js"
 import { job, landed } from "../../support/jobFixtures.js"
 
@@ -58,10 +59,8 @@ layer(TestLayer, { timeout: 120_000, excludeTestServices: true })("end-of-pass s
       const plan = yield* sql.withTransaction(
         Effect.gen(function* () {
           yield* sql.unsafe(sweepPlannerSettings)
-          const rows = yield* sql.unsafe<{ "QUERY PLAN": Array<{ Plan: Record<string, unknown> }> }>(
-            `EXPLAIN (FORMAT JSON) ${sweepStatement(jobsStream)}`,
-            ["acc-plan", "jobs"]
-          )
+          const rows = yield* sql<{ "QUERY PLAN": Array<{ Plan: Record<string, unknown> }> }>`
+            EXPLAIN (FORMAT JSON) ${sweepStatement(sql, jobsStream, "acc-plan", seenIds(sql, "acc-plan", "jobs"))}`
           return rows[0]!["QUERY PLAN"][0]!.Plan
         })
       )
@@ -88,7 +87,7 @@ layer(TestLayer, { timeout: 120_000, excludeTestServices: true })("end-of-pass s
         nodes: landed([job(1)]),
         pass: { kind: "full", partition: 0, position: 60_001, anchors: [job(1).id], shifted: false, highWaterMark: job(1).updatedAt }
       })
-      const last = yield* warehouse.finishFullPass("acc-big", jobsStream)
+      const last = yield* finishFullPass("acc-big", jobsStream)
       const seconds = (performance.now() - startedAt) / 1000
       expect(last.deleted).toBe(7)
       expect(seconds).toBeLessThan(10)

@@ -6,6 +6,7 @@ import { applyHistory } from "../../../../src/sync/history/History.js"
 import { jobsStream } from "../../../../src/sync/streams/jobs.js"
 import { visitsStream } from "../../../../src/sync/streams/visits.js"
 import { Warehouse, WarehouseLive } from "../../../../src/sync/Warehouse.js"
+import { finishFullPass } from "../../../../src/sync/PassEnd.js"
 import { TestDatabaseLive } from "../../../support/database.js"
 import { job, jobRead as version, lineItem as item } from "../../../support/jobFixtures.js"
 
@@ -85,7 +86,7 @@ layer(TestLayer)("history of a stream's rows (SYNC_HISTORY)", (it) => {
       yield* checkpoints.begin("acc-s", jobsStream, "full")
       const pass = { kind: "full" as const, partition: 0, position: 1, anchors: [job(1).id], shifted: false, highWaterMark: null }
       yield* warehouse.land({ accountId: "acc-s", stream: jobsStream, nodes: [version(1, "a", "2025-03-01T00:00:00Z")], pass })
-      expect((yield* warehouse.finishFullPass("acc-s", jobsStream)).deleted).toBe(1)
+      expect((yield* finishFullPass("acc-s", jobsStream)).deleted).toBe(1)
       expect(yield* jobVersions("acc-s", 1)).toEqual(["a 2025-03-01T00:00:00Z .."])
       const [gone] = yield* jobVersions("acc-s", 2)
       expect(gone).toMatch(/^b 2025-03-01T00:00:00Z \.\. \S+ deleted$/)
