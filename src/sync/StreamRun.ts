@@ -223,16 +223,18 @@ export const StreamRunLive = Layer.effect(
       // the rows read again to join are landed again too (unchanged, they are not rewritten): the bodies stay usable
       const nodes = landing.length === 1 ? landing[0]!.nodes : landing.flatMap((page) => page.nodes)
       const fresh = landing.reduce((n, page) => n + page.nodes.length - page.newFrom, 0)
+      const batch = {
+        accountId,
+        stream: p.request.stream,
+        nodes,
+        bodies: landing.map((page) => page.body),
+        pass,
+        fetchedAt: new Date(Math.min(...landing.map((page) => page.fetchedAtMs)))
+      }
+      // the batch that ends an incremental pass ends it in its own transaction (the mark moves with it)
+      const endsPass = ends === "with-batch" ? checkpoints.finishIncremental(accountId, p.request.stream.name, pass.highWaterMark) : undefined
       return warehouse
-        .land({
-          accountId,
-          stream: p.request.stream,
-          nodes,
-          bodies: landing.map((page) => page.body),
-          pass,
-          endsPass: ends === "with-batch",
-          fetchedAt: new Date(Math.min(...landing.map((page) => page.fetchedAtMs)))
-        })
+        .land(batch, endsPass)
         .pipe(
           Effect.tap((written) =>
             Effect.all([

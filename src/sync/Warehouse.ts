@@ -4,7 +4,7 @@ import { retryOnConnectionLoss } from "../db/connectionRetry.js"
 import { PreparedStatements } from "../db/preparedStatements.js"
 import { rowsOrDie } from "../db/rows.js"
 import { leasedTransaction, underLease } from "./AccountLocks.js"
-import { Checkpoints, type PassProgress } from "./Checkpoints.js"
+import type { PassProgress } from "./Checkpoints.js"
 import { AccountLockLost } from "./errors.js"
 import { pageJson } from "./landing/pageParams.js"
 import { PageLanded, pageStatement } from "./landing/pageStatement.js"
@@ -26,8 +26,6 @@ export interface Batch {
   readonly bodies?: ReadonlyArray<Uint8Array | undefined>
   /** The pass the rows belong to, where it stands once they land; undefined: rows read outside a pass. */
   readonly pass: PassProgress | undefined
-  /** The last batch of an incremental pass: the pass ends (its mark moves) in the batch's transaction. */
-  readonly endsPass?: boolean
   /** The ids go to the full pass's seen ids (default: when the batch belongs to a full pass). */
   readonly recordSeen?: boolean
   /** When the first of the rows was asked of the service: a row marked deleted after that is not brought back. */
@@ -41,12 +39,14 @@ export class Warehouse extends Context.Tag("account-sync/Warehouse")<
   Warehouse,
   {
     /**
-     * One statement (one transaction): the batch's rows, the ids seen (full pass), the checkpoint; the end of an
-     * incremental pass in the same transaction. A batch that reached the database finishes or rolls back even when the
-     * run is interrupted, and a repeat of a committed batch (after a lost acknowledgement) changes nothing.
+     * One statement (one transaction): the batch's rows, the ids seen (full pass), the checkpoint. `after`, when
+     * given, runs in the same transaction once the batch landed as part of the pass in progress, and never for a
+     * repeat of a batch that committed (the caller's end of the pass with its last batch). A batch that reached the
+     * database finishes or rolls back even when the run is interrupted, the transaction is retried whole on a lost
+     * connection, and a repeat of a committed batch (after a lost acknowledgement) changes nothing.
      * Returns the rows inserted or changed (unchanged rows are not rewritten).
      */
-    readonly land: (batch: Batch) => Effect.Effect<number, SqlError.SqlError | AccountLockLost>
+    readonly land: <E = never, R = never>(batch: Batch, after?: Effect.Effect<void, E, R>) => Effect.Effect<number, SqlError.SqlError | AccountLockLost | E, R>
     /**
      * Rows found gone outside a pass (a destroy event, a re-read that no longer finds them), marked deleted as of `at`
      * with their line items and custom fields, in one transaction. Returns the ids that were live.
@@ -85,7 +85,6 @@ export const WarehouseLive = Layer.effect(
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const prepared = yield* PreparedStatements
-    const checkpoints = yield* Checkpoints
 
     const runPage = SqlSchema.single({
       Request: Schema.Any,
@@ -96,7 +95,7 @@ export const WarehouseLive = Layer.effect(
       }
     })
 
-    const land = (batch: Batch) => underLease(batch.accountId, (lease) => {
+    const land = <E = never, R = never>(batch: Batch, after?: Effect.Effect<void, E, R>) => underLease(batch.accountId, (lease) => {
       // one row per id: an upsert cannot change the same row twice in one statement
       const unique = [...new Map(batch.nodes.map((n) => [n.node.id, n] as const)).values()]
       // the bodies hold every node as received: usable only when no id repeats and every page kept its body
@@ -116,17 +115,8 @@ export const WarehouseLive = Layer.effect(
       const page = Effect.flatMap(rowsOrDie(runPage(values)), (landed) =>
         landed.held ? Effect.succeed(landed) : Effect.fail(new AccountLockLost({ accountId: batch.accountId, stream: batch.stream.name }))
       )
-      const pass = batch.pass
-      const landing =
-        batch.endsPass && pass !== undefined
-          ? sql.withTransaction(
-              Effect.gen(function* () {
-                const landed = yield* page
-                if (landed.open) yield* checkpoints.finishIncremental(batch.accountId, batch.stream.name, pass.highWaterMark)
-                return landed
-              })
-            )
-          : page
+      // `open`: the pass was in progress, so this is not a repeat of a batch that committed
+      const landing = after === undefined ? page : sql.withTransaction(Effect.tap(page, (landed) => (landed.open ? after : Effect.void)))
       return landing.pipe(
         Effect.map((landed) => (landed.open ? landed.written : 0)),
         Effect.uninterruptible,

@@ -22,22 +22,19 @@ const landPage = (
 ) =>
   Effect.gen(function* () {
     const warehouse = yield* Warehouse
+    const checkpoints = yield* Checkpoints
     const kind = options.kind ?? "full"
-    const written = yield* warehouse.land({
-      accountId,
-      stream: jobsStream,
-      nodes,
-      ...(options.bodies ? { bodies: options.bodies.map((body) => Buffer.from(body)) } : {}),
-      pass: {
-        kind,
-        partition: 0,
-        position: options.position ?? 0,
-        anchors: nodes.map((n) => n.node.id),
-        shifted: false,
-        highWaterMark: nodes.length > 0 ? nodes.map((n) => n.node.updatedAt as string).sort().at(-1)! : null
+    const highWaterMark = nodes.length > 0 ? nodes.map((n) => n.node.updatedAt as string).sort().at(-1)! : null
+    const written = yield* warehouse.land(
+      {
+        accountId,
+        stream: jobsStream,
+        nodes,
+        ...(options.bodies ? { bodies: options.bodies.map((body) => Buffer.from(body)) } : {}),
+        pass: { kind, partition: 0, position: options.position ?? 0, anchors: nodes.map((n) => n.node.id), shifted: false, highWaterMark }
       },
-      endsPass: options.last === true && kind === "incremental"
-    })
+      options.last === true && kind === "incremental" ? checkpoints.finishIncremental(accountId, jobsStream.name, highWaterMark) : undefined
+    )
     const deleted = options.last === true && kind === "full" ? (yield* finishFullPass(accountId, jobsStream)).deleted : 0
     return { written, deleted }
   })
@@ -219,6 +216,32 @@ layer(TestLayer)("Warehouse", (it) => {
       expect(yield* hwm()).toBe("2025-01-01T00:01:00.000Z")
       yield* landPage("acc-inc", landed([job(50), job(2)]), { position: 2, kind: "incremental", last: true })
       expect(yield* hwm()).toBe("2025-01-01T00:50:00.000Z")
+    })
+  )
+
+  it.effect("what ends a pass with its batch runs in the batch's transaction, and never for a repeat of a batch that committed", () =>
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const warehouse = yield* Warehouse
+      const checkpoints = yield* Checkpoints
+      const pass = (position: number) => ({ kind: "incremental" as const, partition: 0, position, anchors: [], shifted: false, highWaterMark: null })
+      const batch = (n: number, position: number) => ({ accountId: "acc-after", stream: jobsStream, nodes: landed([job(n)]), pass: pass(position) })
+      const rows = () => Effect.map(sql<{ id: string }>`SELECT id FROM jobs WHERE account_id = 'acc-after' ORDER BY job_number`, (r) => r.map((x) => x.id))
+      yield* checkpoints.begin("acc-after", jobsStream, "incremental")
+      // `after` fails: the batch rolls back with it
+      const failed = yield* Effect.flip(warehouse.land(batch(1, 1), Effect.fail("refused" as const)))
+      expect(failed).toBe("refused")
+      expect(yield* rows()).toEqual([])
+      expect(Option.getOrThrow(yield* checkpoints.read("acc-after", "jobs")).position).toBe(0)
+      // `after` ends the pass with the batch
+      let ran = 0
+      const end = Effect.zipRight(Effect.sync(() => void ran++), checkpoints.finishIncremental("acc-after", "jobs", null))
+      expect(yield* warehouse.land(batch(1, 1), end)).toBe(1)
+      expect([ran, Option.getOrThrow(yield* checkpoints.read("acc-after", "jobs")).passKind]).toEqual([1, null])
+      // a batch of the pass that ended (a repeat of one whose COMMIT went through, its acknowledgement lost): nothing
+      // lands, `after` does not run
+      expect(yield* warehouse.land(batch(2, 1), end)).toBe(0)
+      expect([ran, yield* rows()]).toEqual([1, [job(1).id]])
     })
   )
 
