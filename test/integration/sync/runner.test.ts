@@ -137,4 +137,26 @@ layer(syncHarness({ accounts: 2, jobs: 1000, limits: { maxPoints: 10_000, restor
       expect(reports.map((r) => [r.accountId, r.outcome])).toEqual([[a, "synced"], [b, "synced"]])
     })
   )
+
+  it.effect("a database error before a stream's run began fails that stream with the database's message, recorded; not the account as a defect", () =>
+    Effect.gen(function* () {
+      const [a] = yield* connected
+      const sql = yield* SqlClient.SqlClient
+      // the run's row cannot be written (its start); the failure's row can
+      yield* sql.unsafe(`
+        CREATE FUNCTION refuse_run() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN RAISE EXCEPTION 'simulated refusal'; END $$;
+        CREATE TRIGGER refuse_run BEFORE INSERT ON sync_runs FOR EACH ROW WHEN (NEW.finished_at IS NULL) EXECUTE FUNCTION refuse_run();`)
+      const reports = yield* (yield* SyncRunner).run({ mode: "backfill", accounts: [a] }).pipe(
+        Effect.ensuring(sql.unsafe(`DROP TRIGGER refuse_run ON sync_runs; DROP FUNCTION refuse_run();`).pipe(Effect.orDie))
+      )
+      expect(reports.map((r) => [r.outcome, r.streams.map((s) => [s.kind, s.outcome])])).toEqual([["failed", [["full", "failed"]]]])
+      expect(reports[0]!.streams[0]!.error).toMatch(/^database error: .*simulated refusal/)
+      expect(reports[0]!.message).toContain("simulated refusal")
+      const [recorded] = yield* sql<{ outcome: string; error: string }>`
+        SELECT outcome, error FROM sync_runs WHERE account_id = ${a} ORDER BY id DESC LIMIT 1`
+      expect(recorded!.outcome).toBe("failed")
+      expect(recorded!.error).toContain("simulated refusal")
+    })
+  )
 })
