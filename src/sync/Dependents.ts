@@ -121,7 +121,7 @@ export const DependentsLive = Layer.effect(
           const nodes = r.pages.flatMap((p) => p.nodes)
           if (nodes.length > 0) {
             const fetchedAt = new Date(Math.min(...r.pages.map((p) => p.fetchedAtMs)))
-            yield* warehouse.land({ accountId, stream: r.stream, nodes, pass: undefined, recordSeen: true, fetchedAt })
+            yield* warehouse.land({ accountId, stream: r.stream, pages: r.pages, pass: undefined, recordSeen: true, fetchedAt })
             landed += new Set(nodes.map((n) => n.node.id)).size
           }
           if (r.gone.length > 0) deleted += (yield* warehouse.markDeleted(accountId, r.stream, r.gone, at)).length

@@ -6,6 +6,7 @@ import { type AccountCredentials, ServiceClient } from "../api/ServiceClient.js"
 import { type Answer, barrenPagesLimit, describePlace, type Place, reaskLimit, RecentIds, Walk } from "./Continuation.js"
 import { ConnectionShapeInvalid, type NodeSchemaMismatch, PagingStuck } from "./errors.js"
 import { mergeVariables, type Page, type ReceivedNode, type Variables } from "./model.js"
+import { landsFromBody } from "./landing/pageParams.js"
 import { at, pageChecks } from "./pageNodes.js"
 import { pageSize } from "./pageSize.js"
 import type { AnyStream, ChildDefinition, Paging } from "./streams/Stream.js"
@@ -167,6 +168,8 @@ export const PagerLive = Layer.effect(
               nodes.push({ node: { ...node, ...merged } as ReceivedNode["node"], raw: merged })
             } else nodes.push({ node, raw })
           }
+          // a node completed by follow-ups is not the body as received: the page lands from its nodes
+          const received = { nodes, body: complete ? result.body : undefined }
           return {
             place,
             first,
@@ -174,9 +177,9 @@ export const PagerLive = Layer.effect(
             cursors: connection.cursors,
             hasNextPage: connection.hasNextPage,
             endCursor: connection.endCursor,
-            nodes,
-            // a node completed by follow-ups is not the body as received: the page lands from its nodes
-            body: complete ? result.body : undefined,
+            // a page that lands from its body keeps of its nodes only what the pass reads: the parsed answer is let go
+            nodes: landsFromBody(received) ? nodes.map((n) => idAndUpdatedAt(stream, n)) : nodes,
+            body: received.body,
             costPoints,
             fetchedAtMs
           } satisfies Fetched
@@ -299,6 +302,16 @@ export const PagerLive = Layer.effect(
     return Pager.of({ pages, count })
   })
 )
+
+/**
+ * What a pass reads of a node that lands from its page's body: its id and updatedAt (the checkpoint's anchors and
+ * mark, the records an incremental pass finds changed). A page waiting to land then holds its body's bytes, not the
+ * parsed answer (about four times their size on the heap).
+ */
+const idAndUpdatedAt = (stream: AnyStream, n: ReceivedNode): ReceivedNode => {
+  const kept = stream.updatedAt === undefined ? { id: n.node.id } : { id: n.node.id, updatedAt: stream.updatedAt(n.node) }
+  return { node: kept, raw: kept }
+}
 
 /** Pages fetched ahead of the one landing, at most: a bound on memory (a page of 100 jobs is ~100 KB of JSON). */
 export const prefetchPages = 4

@@ -5,7 +5,7 @@ import * as Metrics from "../observability/metrics.js"
 import { leasedTransaction } from "./AccountLocks.js"
 import type { AccountLockLost } from "./errors.js"
 import { Checkpoints, type DeletionsCheck } from "./Checkpoints.js"
-import type { ReceivedNode, Variables } from "./model.js"
+import type { Page, Variables } from "./model.js"
 import { Pager, type PagerError } from "./Pager.js"
 import type { AnyStream } from "./streams/Stream.js"
 import { Warehouse } from "./Warehouse.js"
@@ -160,22 +160,21 @@ export const PassEndLive = Layer.effect(
             if (candidates.length === 0) break
             after = candidates[candidates.length - 1]!
             if (stream.lookup !== undefined) {
-              const alive: Array<ReceivedNode> = []
-              const bodies: Array<Uint8Array | undefined> = []
+              const pages: Array<Page> = []
               let fetchedAtMs = Number.POSITIVE_INFINITY
               yield* pager.pages({ credentials, stream, variables: stream.lookup(candidates), atMost: candidates.length }).pipe(
                 Stream.runForEach((page) =>
                   Effect.sync(() => {
                     overheadPoints += page.costPoints
                     fetchedAtMs = Math.min(fetchedAtMs, page.fetchedAtMs)
-                    alive.push(...page.nodes)
-                    bodies.push(page.body)
+                    pages.push(page)
                   })
                 )
               )
+              const alive = pages.flatMap((page) => page.nodes)
               if (alive.length > 0) {
                 yield* Effect.logInfo(`${stream.name}: ${alive.length} row(s) missed by the pass are alive at the service: landed, not deleted`)
-                yield* warehouse.land({ accountId, stream, nodes: alive, bodies, pass: undefined, recordSeen: true, fetchedAt: new Date(fetchedAtMs) })
+                yield* warehouse.land({ accountId, stream, pages, pass: undefined, recordSeen: true, fetchedAt: new Date(fetchedAtMs) })
                 confirmed += alive.length
               }
               const returned = new Set(alive.map((n) => n.node.id))

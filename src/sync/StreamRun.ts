@@ -19,7 +19,7 @@ import { type Classified, classify, type RunOutcome, type StreamError } from "./
 import { type RunCounts, Runs, zeroCounts } from "./Runs.js"
 import type { AnyStream } from "./streams/Stream.js"
 import { fullPassCadence, SyncSettings } from "./SyncSettings.js"
-import { Warehouse } from "./Warehouse.js"
+import { rowsIn, Warehouse } from "./Warehouse.js"
 
 /** One stream of one account in a run: what the summary and `sync_runs` say about it. */
 export interface StreamReport {
@@ -220,14 +220,12 @@ export const StreamRunLive = Layer.effect(
     /** The batch's pages in one transaction with their checkpoint; the batch that ends an incremental pass ends it there too. */
     const landPages = (p: PassRun, { landing, progress: pass, ends }: BatchStep) => {
       const { accountId } = p
-      // the rows read again to join are landed again too (unchanged, they are not rewritten): the bodies stay usable
-      const nodes = landing.length === 1 ? landing[0]!.nodes : landing.flatMap((page) => page.nodes)
       const fresh = landing.reduce((n, page) => n + page.nodes.length - page.newFrom, 0)
       const batch = {
         accountId,
         stream: p.request.stream,
-        nodes,
-        bodies: landing.map((page) => page.body),
+        // the rows read again to join are landed again too (unchanged, they are not rewritten)
+        pages: landing,
         pass,
         fetchedAt: new Date(Math.min(...landing.map((page) => page.fetchedAtMs)))
       }
@@ -242,7 +240,7 @@ export const StreamRunLive = Layer.effect(
               Metric.incrementBy(Metrics.forAccount(Metrics.rowsUpserted, accountId), written)
             ])
           ),
-          Effect.withSpan("sync.page", { attributes: { accountId, stream: p.request.stream.name, pages: landing.length, rows: nodes.length } }),
+          Effect.withSpan("sync.page", { attributes: { accountId, stream: p.request.stream.name, pages: landing.length, rows: rowsIn(landing) } }),
           // a committed batch is counted even when the run is being interrupted, so the run's row tells the truth
           Effect.flatMap((written) =>
             Ref.updateAndGet(p.counts, (c) => ({

@@ -6,7 +6,7 @@ import { rowsOrDie } from "../db/rows.js"
 import { leasedTransaction, underLease } from "./AccountLocks.js"
 import type { PassProgress } from "./Checkpoints.js"
 import { AccountLockLost } from "./errors.js"
-import { pageJson } from "./landing/pageParams.js"
+import { pageJson, type PageRows } from "./landing/pageParams.js"
 import { PageLanded, pageStatement } from "./landing/pageStatement.js"
 import { pageSteps, type PageValues } from "./landing/steps.js"
 import { dependentSweepStatements, markDeletedStatements, sweepPlannerSettings, sweepStatement } from "./landing/sweep.js"
@@ -17,13 +17,12 @@ import type { AnyStream } from "./streams/Stream.js"
 export interface Batch {
   readonly accountId: string
   readonly stream: AnyStream
-  readonly nodes: ReadonlyArray<ReceivedNode>
   /**
-   * The response bodies `nodes` were read from, in order (each holds its nodes at `data`, the stream's connection
-   * path, `nodes`). When every node is landed as received, Postgres takes the rows from these texts: the nodes are
-   * not serialized again. Without them (or when a node was changed by its decoder) the nodes are serialized.
+   * The pages, in the order read: a page that kept its body lands from it as received (Postgres takes the rows out of
+   * the body; nothing is serialized again), the others from their nodes. An id in more than one page (pages join on
+   * rows read again) lands as last read.
    */
-  readonly bodies?: ReadonlyArray<Uint8Array | undefined>
+  readonly pages: ReadonlyArray<PageRows>
   /** The pass the rows belong to, where it stands once they land; undefined: rows read outside a pass. */
   readonly pass: PassProgress | undefined
   /** The ids go to the full pass's seen ids (default: when the batch belongs to a full pass). */
@@ -31,6 +30,12 @@ export interface Batch {
   /** When the first of the rows was asked of the service: a row marked deleted after that is not brought back. */
   readonly fetchedAt?: Date
 }
+
+/** Rows read outside a page of the service (a test's, a fixture's): one page without a body. */
+export const rowsRead = (nodes: ReadonlyArray<ReceivedNode>): ReadonlyArray<PageRows> => [{ nodes, body: undefined }]
+
+/** The nodes of a batch's pages (an id in two pages counts twice). */
+export const rowsIn = (pages: ReadonlyArray<PageRows>): number => pages.reduce((n, page) => n + page.nodes.length, 0)
 
 const IdRow = Schema.Struct({ id: Schema.String })
 const StoredValueRow = Schema.Struct({ id: Schema.String, v: Schema.NullOr(Schema.String) })
@@ -96,17 +101,10 @@ export const WarehouseLive = Layer.effect(
     })
 
     const land = <E = never, R = never>(batch: Batch, after?: Effect.Effect<void, E, R>) => underLease(batch.accountId, (lease) => {
-      // one row per id: an upsert cannot change the same row twice in one statement
-      const unique = [...new Map(batch.nodes.map((n) => [n.node.id, n] as const)).values()]
-      // the bodies hold every node as received: usable only when no id repeats and every page kept its body
-      const bodies =
-        unique.length === batch.nodes.length && batch.bodies !== undefined && batch.bodies.every((b) => b !== undefined)
-          ? (batch.bodies as ReadonlyArray<Uint8Array>)
-          : undefined
       const values: PageValues = {
         accountId: batch.accountId,
         stream: batch.stream,
-        page: pageJson(batch.stream, unique, bodies),
+        page: pageJson(batch.stream, batch.pages),
         pass: batch.pass,
         recordSeen: batch.recordSeen ?? batch.pass?.kind === "full",
         fetchedAt: batch.fetchedAt,
@@ -122,7 +120,7 @@ export const WarehouseLive = Layer.effect(
         Effect.uninterruptible,
         retryOnConnectionLoss
       )
-    }).pipe(Effect.withSpan("Warehouse.land", { attributes: { accountId: batch.accountId, stream: batch.stream.name, rows: batch.nodes.length } }))
+    }).pipe(Effect.withSpan("Warehouse.land", { attributes: { accountId: batch.accountId, stream: batch.stream.name, rows: rowsIn(batch.pages) } }))
 
     const sweep = (accountId: string, stream: AnyStream, seen: Statement.Fragment) =>
       Effect.gen(function* () {

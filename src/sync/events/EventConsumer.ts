@@ -120,7 +120,7 @@ export const EventConsumerLive = Layer.effect(
           Effect.gen(function* () {
             let deleted = 0
             if (destroyedIds.length > 0) deleted += (yield* warehouse.markDeleted(accountId, stream, destroyedIds, at)).length
-            if (nodes.length > 0) yield* warehouse.land({ accountId, stream, nodes, pass: undefined, recordSeen: true, fetchedAt })
+            if (nodes.length > 0) yield* warehouse.land({ accountId, stream, pages: read.pages, pass: undefined, recordSeen: true, fetchedAt })
             if (read.gone.length > 0) deleted += (yield* warehouse.markDeleted(accountId, stream, read.gone, at)).length
             const following = yield* dependents.land(accountId, dependentReads, at)
             deleted += following.deleted

@@ -2,17 +2,32 @@ import type { ReceivedNode } from "../model.js"
 import type { AnyStream } from "../streams/Stream.js"
 import { sanitizeJson, sanitizeJsonForColumns } from "./sanitize.js"
 
-/** How a batch of nodes travels to Postgres: one JSON array of containers, the path of the nodes in each, and raws. */
+/** The rows of one page as the landing takes them: its nodes, and the body they were read from when it was kept. */
+export interface PageRows {
+  readonly nodes: ReadonlyArray<ReceivedNode>
+  /**
+   * The response body the nodes were read from (at `data`, the stream's connection path, `nodes`), when they are as
+   * received. When the page lands from it (landsFromBody), its nodes may hold only their id and updatedAt.
+   */
+  readonly body: Uint8Array | undefined
+}
+
+/** How a batch of pages travels to Postgres: one JSON array of containers, the path of the nodes in each, and raws. */
 export interface PageJson {
   /**
-   * A JSON array of containers; each holds its nodes at `nodesPath`. As text, or as jsonb's binary input (a version
-   * byte, then the text's bytes): a Buffer parameter goes to Postgres in binary format, the received bytes copied as
-   * they are, never decoded to a string and encoded back.
+   * A JSON array of containers, one a page; each holds its nodes at `nodesPath`. In jsonb's binary input format (a
+   * version byte, then the text's bytes): a Buffer parameter goes to Postgres in binary format, a page's body copied
+   * as received, never decoded to a string and encoded back.
    */
-  readonly containers: string | Buffer
+  readonly containers: Buffer
   readonly nodesPath: ReadonlyArray<string>
-  /** When some string had to be changed to be stored: the raw nodes as stored, element i for node i; else null. */
+  /**
+   * When some string had to be changed to be stored: for each container, the raw nodes as stored (element i for node
+   * i; none for a container stored as sent); else null.
+   */
   readonly raws: string | null
+  /** An id comes more than once (pages of one batch overlap where they join): the statement keeps the last. */
+  readonly repeats: boolean
 }
 
 // JSON escapes exactly the characters Postgres refuses (NUL, lone surrogates) as `\u0000` / `\udXXX`, so JSON without
@@ -38,25 +53,54 @@ export const bytesMayBeUnstorable = (bytes: Uint8Array): boolean => {
 const jsonbVersion = Buffer.from([1])
 const comma = Buffer.from(",")
 
-/** The bodies as one JSON array in jsonb's binary input format, their bytes copied once. */
-const containersOf = (bodies: ReadonlyArray<Uint8Array>): Buffer =>
-  Buffer.concat([jsonbVersion, Buffer.from("["), ...bodies.flatMap((body, i) => (i === 0 ? [body] : [comma, body])), Buffer.from("]")])
+/**
+ * Whether a page lands from its body as received: it kept it, every node is as received (none was decoded into
+ * something else) and the body has no escape Postgres refuses. The pager keeps only the ids and updatedAt of such a
+ * page's nodes; everything else lands from the body.
+ */
+export const landsFromBody = (page: PageRows): page is PageRows & { readonly body: Uint8Array } =>
+  page.body !== undefined && page.nodes.every((n) => n.node === n.raw) && !bytesMayBeUnstorable(page.body)
+
+/** `json` (the nodes) at `path` in a container, as a page's body holds them. */
+const container = (path: ReadonlyArray<string>, json: string): string => path.reduceRight((inner, key) => `{${JSON.stringify(key)}:${inner}}`, json)
 
 /**
- * The response bodies as received when every node is landed as received, once each, and no body has an escape
- * Postgres refuses (no serialization on our side at all); else the nodes as one JSON array; and only when some string
- * cannot be stored as sent, the columns' values made storable plus the raw nodes spelled for `raw`.
+ * Each page as a container: its body as received when it lands from it (no serialization on our side); else its
+ * nodes as JSON; and only when some string cannot be stored as sent, its columns' values made storable plus its raw
+ * nodes spelled for `raw`.
  */
-export const pageJson = (stream: AnyStream, nodes: ReadonlyArray<ReceivedNode>, bodies: ReadonlyArray<Uint8Array> | undefined): PageJson => {
-  const sent = nodes.every((n) => n.node === n.raw)
-  if (sent && bodies !== undefined && !bodies.some(bytesMayBeUnstorable)) {
-    return { containers: containersOf(bodies), nodesPath: ["data", ...stream.connectionPath, "nodes"], raws: null }
+export const pageJson = (stream: AnyStream, pages: ReadonlyArray<PageRows>): PageJson => {
+  const nodesPath = ["data", ...stream.connectionPath, "nodes"]
+  const parts: Array<Uint8Array> = []
+  const raws: Array<string | null> = []
+  let ids = 0
+  const distinct = new Set<string>()
+  for (const page of pages) {
+    for (const n of page.nodes) {
+      ids++
+      distinct.add(n.node.id)
+    }
+    if (landsFromBody(page)) {
+      parts.push(page.body)
+      raws.push(null)
+      continue
+    }
+    const json = page.nodes.every((n) => n.node === n.raw) ? JSON.stringify(page.nodes.map((n) => n.raw)) : undefined
+    if (json !== undefined && !mayBeUnstorable.test(json)) {
+      parts.push(Buffer.from(container(nodesPath, json)))
+      raws.push(null)
+      continue
+    }
+    // the columns (the node's, its children's, its custom fields') from a copy made storable; `raw` from one spelled for it
+    parts.push(Buffer.from(container(nodesPath, JSON.stringify(page.nodes.map((n) => sanitizeJsonForColumns(n.node))))))
+    raws.push(JSON.stringify(page.nodes.map((n) => sanitizeJson(n.raw))))
   }
-  if (sent) {
-    const json = JSON.stringify(nodes.map((n) => n.raw))
-    if (!mayBeUnstorable.test(json)) return { containers: `[${json}]`, nodesPath: [], raws: null }
+  const containers = Buffer.concat([jsonbVersion, Buffer.from("["), ...parts.flatMap((part, i) => (i === 0 ? [part] : [comma, part])), Buffer.from("]")])
+  return {
+    containers,
+    nodesPath,
+    // an empty array where a container needs none (`null -> 0` would be the JSON null, not SQL's)
+    raws: raws.every((r) => r === null) ? null : `[${raws.map((r) => r ?? "[]").join(",")}]`,
+    repeats: distinct.size < ids
   }
-  // the columns (the node's, its children's, its custom fields') from a copy made storable; `raw` from one spelled for it
-  const columns = nodes.map((n) => sanitizeJsonForColumns(n.node))
-  return { containers: `[${JSON.stringify(columns)}]`, nodesPath: [], raws: JSON.stringify(nodes.map((n) => sanitizeJson(n.raw))) }
 }

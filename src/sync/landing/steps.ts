@@ -37,11 +37,20 @@ export const leaseStep: LandingStep = {
   sql: (sql, v) => (v.lease === undefined ? sql`SELECT true AS held` : sql`SELECT ${leaseHeld(sql, v.accountId, v.lease)} AS held`)
 }
 
-/** `page`: the batch's nodes, numbered, out of the containers (response bodies as received, or our JSON). */
+/**
+ * `page`: the batch's nodes out of the containers (response bodies as received, or our JSON), numbered by container
+ * (`ci`) and within it (`i`). Where pages overlap (they join on rows read again), one node per id: the last read.
+ */
 export const nodesStep: LandingStep = {
   name: "page",
-  sql: (sql, v) => sql`
-    SELECT e.node, e.i FROM jsonb_array_elements(${v.page.containers}::jsonb) AS c(container)
+  sql: (sql, v) =>
+    v.page.repeats
+      ? sql`
+    SELECT DISTINCT ON (e.node ->> 'id') e.node, c.ci, e.i FROM jsonb_array_elements(${v.page.containers}::jsonb) WITH ORDINALITY AS c(container, ci)
+    CROSS JOIN LATERAL jsonb_array_elements(c.container #> ${v.page.nodesPath}::text[]) WITH ORDINALITY AS e(node, i)
+    ORDER BY e.node ->> 'id', c.ci DESC, e.i DESC`
+      : sql`
+    SELECT e.node, c.ci, e.i FROM jsonb_array_elements(${v.page.containers}::jsonb) WITH ORDINALITY AS c(container, ci)
     CROSS JOIN LATERAL jsonb_array_elements(c.container #> ${v.page.nodesPath}::text[]) WITH ORDINALITY AS e(node, i)`
 }
 
@@ -140,7 +149,7 @@ export const rowsStep: LandingStep = {
   name: "page_rows",
   sql: (sql, v) => {
     const guard = staleGuard(v.stream)
-    return sql`SELECT e.node, COALESCE(${v.page.raws}::jsonb -> (e.i - 1)::int, e.node) AS raw, e.i FROM page AS e
+    return sql`SELECT e.node, COALESCE(${v.page.raws}::jsonb -> (e.ci - 1)::int -> (e.i - 1)::int, e.node) AS raw, e.i FROM page AS e
       LEFT JOIN (
         SELECT ${sql.literal(guard.stored)} FROM ${sql.literal(guard.table)} AS k
         WHERE k.account_id = ${v.accountId} AND k.id = ANY (ARRAY(SELECT node ->> 'id' FROM page))

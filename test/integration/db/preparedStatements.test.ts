@@ -7,7 +7,7 @@ import { runMigrations } from "../../../src/db/Migrations.js"
 import { dropSchemaAndQueryRole } from "../../../src/db/queryRole.js"
 import { jobsStream } from "../../../src/sync/streams/jobs.js"
 import { Checkpoints, CheckpointsLive } from "../../../src/sync/Checkpoints.js"
-import { Warehouse, WarehouseLive } from "../../../src/sync/Warehouse.js"
+import { rowsRead, Warehouse, WarehouseLive } from "../../../src/sync/Warehouse.js"
 import { job, landed } from "../../support/jobFixtures.js"
 
 const url = process.env.TEST_DATABASE_URL
@@ -34,7 +34,7 @@ const landThreePages = Effect.gen(function* () {
     yield* warehouse.land({
       accountId: "acc-prep",
       stream: jobsStream,
-      nodes,
+      pages: rowsRead(nodes),
       pass: { kind: "full", partition: 0, position: n, anchors: [job(n).id], shifted: false, highWaterMark: null }
     })
   }

@@ -4,7 +4,7 @@ import { Effect, Fiber, Layer, Option, TestClock, TestServices } from "effect"
 import { isConnectionLost } from "../../../src/db/connectionRetry.js"
 import { jobsStream } from "../../../src/sync/streams/jobs.js"
 import { Checkpoints, CheckpointsLive } from "../../../src/sync/Checkpoints.js"
-import { Warehouse, WarehouseLive } from "../../../src/sync/Warehouse.js"
+import { rowsRead, Warehouse, WarehouseLive } from "../../../src/sync/Warehouse.js"
 import { finishFullPass } from "../../../src/sync/PassEnd.js"
 import { embeddedTestDatabase, TestDatabaseLive } from "../../support/database.js"
 import { job, landed } from "../../support/jobFixtures.js"
@@ -29,8 +29,8 @@ const landPage = (
       {
         accountId,
         stream: jobsStream,
-        nodes,
-        ...(options.bodies ? { bodies: options.bodies.map((body) => Buffer.from(body)) } : {}),
+        // with bodies: a page for each node, landed from its body
+        pages: options.bodies ? nodes.map((n, i) => ({ nodes: [n], body: Buffer.from(options.bodies![i]!) })) : rowsRead(nodes),
         pass: { kind, partition: 0, position: options.position ?? 0, anchors: nodes.map((n) => n.node.id), shifted: false, highWaterMark }
       },
       options.last === true && kind === "incremental" ? checkpoints.finishIncremental(accountId, jobsStream.name, highWaterMark) : undefined
@@ -89,7 +89,7 @@ layer(TestLayer)("Warehouse", (it) => {
     })
   )
 
-  it.effect("rows landed from the response bodies equal rows landed from serialized nodes; NUL escapes and repeated ids take the node path", () =>
+  it.effect("rows landed from the response bodies equal rows landed from serialized nodes; a body with a NUL escape takes the node path; a repeated id lands once, as last read", () =>
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
       const warehouse = yield* Warehouse
@@ -114,12 +114,39 @@ layer(TestLayer)("Warehouse", (it) => {
       yield* landPage("acc-bodies-nul", landed([nasty]), { position: 1 , bodies: [bodyOf(nasty)] })
       expect((yield* rowsOf("acc-bodies-nul"))[0]!.title).toBe("before\uFFFDafter")
 
-      // the same id twice (a repeat across two pages of a batch): one row, the later node, not the bodies
+      // the same id twice (a repeat across two pages of a batch): one row, the later node
       yield* checkpoints.begin("acc-bodies-dup", jobsStream, "full")
       const twice = landed([job(3), job(3, { title: "seen again" })])
       const result = yield* landPage("acc-bodies-dup", twice, { position: 1 , bodies: [bodyOf(job(3)), bodyOf(job(3, { title: "seen again" }))] })
       expect(result.written).toBe(1)
       expect((yield* rowsOf("acc-bodies-dup")).map((r) => r.title)).toEqual(["seen again"])
+
+      // a batch of a page that lands from its body (its nodes kept as the pager keeps them: id and updatedAt only), a
+      // page without a body that needs sanitizing, and a plain one: every row whole, each raw from its own page
+      yield* checkpoints.begin("acc-mixed", jobsStream, "full")
+      const slim = (n: ReturnType<typeof job>) => {
+        const kept = { id: n.id, updatedAt: n.updatedAt }
+        return { node: kept, raw: kept }
+      }
+      const withNul = job(5, { title: "nul\u0000here" })
+      yield* warehouse.land({
+        accountId: "acc-mixed",
+        stream: jobsStream,
+        pages: [
+          { nodes: [slim(job(4)), slim(job(6))], body: Buffer.from(bodyOf(job(4), job(6))) },
+          { nodes: landed([withNul]), body: undefined },
+          { nodes: landed([job(8)]), body: undefined }
+        ],
+        pass: { kind: "full", partition: 0, position: 4, anchors: [], shifted: false, highWaterMark: null }
+      })
+      const mixed = yield* rowsOf("acc-mixed")
+      expect(mixed.map((r) => [r.id, r.title])).toEqual([
+        [job(4).id, job(4).title],
+        [job(5).id, "nul\uFFFDhere"],
+        [job(6).id, job(6).title],
+        [job(8).id, job(8).title]
+      ])
+      expect(mixed.map((r) => r.raw)).toEqual([job(4), { ...withNul, title: "nul\\u0000here" }, job(6), job(8)])
     })
   )
 
@@ -225,7 +252,7 @@ layer(TestLayer)("Warehouse", (it) => {
       const warehouse = yield* Warehouse
       const checkpoints = yield* Checkpoints
       const pass = (position: number) => ({ kind: "incremental" as const, partition: 0, position, anchors: [], shifted: false, highWaterMark: null })
-      const batch = (n: number, position: number) => ({ accountId: "acc-after", stream: jobsStream, nodes: landed([job(n)]), pass: pass(position) })
+      const batch = (n: number, position: number) => ({ accountId: "acc-after", stream: jobsStream, pages: rowsRead(landed([job(n)])), pass: pass(position) })
       const rows = () => Effect.map(sql<{ id: string }>`SELECT id FROM jobs WHERE account_id = 'acc-after' ORDER BY job_number`, (r) => r.map((x) => x.id))
       yield* checkpoints.begin("acc-after", jobsStream, "incremental")
       // `after` fails: the batch rolls back with it

@@ -5,7 +5,7 @@ import { Checkpoints, CheckpointsLive } from "../../../src/sync/Checkpoints.js"
 import { jobsStream } from "../../../src/sync/streams/jobs.js"
 import { visitsStream } from "../../../src/sync/streams/visits.js"
 import type { AnyStream } from "../../../src/sync/streams/Stream.js"
-import { Warehouse, WarehouseLive } from "../../../src/sync/Warehouse.js"
+import { rowsRead, Warehouse, WarehouseLive } from "../../../src/sync/Warehouse.js"
 import { finishFullPass } from "../../../src/sync/PassEnd.js"
 import { TestDatabaseLive } from "../../support/database.js"
 import { job } from "../../support/jobFixtures.js"
@@ -56,7 +56,7 @@ const land = (stream: AnyStream, accountId: string, nodes: ReadonlyArray<Record<
     yield* warehouse.land({
       accountId,
       stream,
-      nodes: received,
+      pages: rowsRead(received),
       pass: { kind: "full", partition: 0, position: options.position, anchors: nodes.map((n) => n.id as string), shifted: false, highWaterMark: null }
     })
     return options.last ? (yield* finishFullPass(accountId, stream)).deleted : 0

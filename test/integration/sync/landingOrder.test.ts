@@ -3,7 +3,7 @@ import { expect, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { Checkpoints, CheckpointsLive } from "../../../src/sync/Checkpoints.js"
 import { jobsStream } from "../../../src/sync/streams/jobs.js"
-import { Warehouse, WarehouseLive } from "../../../src/sync/Warehouse.js"
+import { rowsRead, Warehouse, WarehouseLive } from "../../../src/sync/Warehouse.js"
 import { finishFullPass } from "../../../src/sync/PassEnd.js"
 import { TestDatabaseLive } from "../../support/database.js"
 import { job, jobRead, lineItem as item } from "../../support/jobFixtures.js"
@@ -28,15 +28,15 @@ layer(TestLayer)("a pass and change events land the same rows in any order", (it
       const checkpoints = yield* Checkpoints
       yield* checkpoints.begin("acc-o", jobsStream, "full")
       // a change event's re-read lands the newer version outside the pass
-      yield* warehouse.land({ accountId: "acc-o", stream: jobsStream, nodes: version("new", "2025-03-02T00:00:00Z", [item("li-1", "b")]), pass: undefined })
+      yield* warehouse.land({ accountId: "acc-o", stream: jobsStream, pages: rowsRead(version("new", "2025-03-02T00:00:00Z", [item("li-1", "b")])), pass: undefined })
       // then the pass lands a page it had fetched before the change
       const pass = { kind: "full" as const, partition: 0, position: 1, anchors: [job(1).id], shifted: false, highWaterMark: null }
-      expect(yield* warehouse.land({ accountId: "acc-o", stream: jobsStream, nodes: version("old", "2025-03-01T00:00:00Z", [item("li-1", "a"), item("li-2", "a")]), pass })).toBe(0)
+      expect(yield* warehouse.land({ accountId: "acc-o", stream: jobsStream, pages: rowsRead(version("old", "2025-03-01T00:00:00Z", [item("li-1", "a"), item("li-2", "a")])), pass })).toBe(0)
       expect(yield* stored).toEqual({ title: "new", deleted: false, items: ["li-1"] })
       // the pass saw the row: its sweep does not mark it deleted
       expect((yield* finishFullPass("acc-o", jobsStream)).deleted).toBe(0)
       // a newer or equal read lands
-      yield* warehouse.land({ accountId: "acc-o", stream: jobsStream, nodes: version("newer", "2025-03-03T00:00:00Z", [item("li-3", "c")]), pass: undefined })
+      yield* warehouse.land({ accountId: "acc-o", stream: jobsStream, pages: rowsRead(version("newer", "2025-03-03T00:00:00Z", [item("li-3", "c")])), pass: undefined })
       expect(yield* stored).toEqual({ title: "newer", deleted: false, items: ["li-1 (deleted)", "li-3"] })
     })
   )
@@ -51,10 +51,10 @@ layer(TestLayer)("a pass and change events land the same rows in any order", (it
       // marked again: nothing changes
       expect(yield* warehouse.markDeleted("acc-o", jobsStream, [job(1).id], t(20))).toEqual([])
       // a page fetched before the deletion was known lands nothing of the row
-      yield* warehouse.land({ accountId: "acc-o", stream: jobsStream, nodes: node, pass: undefined, fetchedAt: t(5) })
+      yield* warehouse.land({ accountId: "acc-o", stream: jobsStream, pages: rowsRead(node), pass: undefined, fetchedAt: t(5) })
       expect(yield* stored).toEqual({ title: "newer", deleted: true, items: ["li-1 (deleted)", "li-3 (deleted)"] })
       // a read after it that still finds the row: the service has it, so it is live again with its children
-      yield* warehouse.land({ accountId: "acc-o", stream: jobsStream, nodes: node, pass: undefined, fetchedAt: t(30) })
+      yield* warehouse.land({ accountId: "acc-o", stream: jobsStream, pages: rowsRead(node), pass: undefined, fetchedAt: t(30) })
       expect(yield* stored).toEqual({ title: "newer", deleted: false, items: ["li-1 (deleted)", "li-3"] })
     })
   )

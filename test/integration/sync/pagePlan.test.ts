@@ -41,7 +41,7 @@ layer(TestDatabaseLive, { timeout: 60_000, excludeTestServices: true })("a page 
         }
         return { node, raw: node }
       })
-      const values = { accountId: account, stream: jobsStream, page: pageJson(jobsStream, nodes as never, undefined), pass: undefined, recordSeen: false, fetchedAt: undefined, lease: undefined }
+      const values = { accountId: account, stream: jobsStream, page: pageJson(jobsStream, [{ nodes: nodes as never, body: undefined }]), pass: undefined, recordSeen: false, fetchedAt: undefined, lease: undefined }
       const [text, params] = pageStatement(sql, pageSteps(jobsStream), values).compile()
       const [explained] = yield* sql.unsafe<{ "QUERY PLAN": Array<{ Plan: Record<string, unknown> }> }>(`EXPLAIN (ANALYZE, FORMAT JSON) ${text}`, params)
       const nodesRead = nodesOf(explained!["QUERY PLAN"][0]!.Plan)

@@ -4,7 +4,7 @@ import { Effect, Layer } from "effect"
 import { jobsStream } from "../../../src/sync/streams/jobs.js"
 import { Checkpoints, CheckpointsLive, seenIds } from "../../../src/sync/Checkpoints.js"
 import { sweepPlannerSettings, sweepStatement } from "../../../src/sync/landing/sweep.js"
-import { Warehouse, WarehouseLive } from "../../../src/sync/Warehouse.js"
+import { rowsRead, Warehouse, WarehouseLive } from "../../../src/sync/Warehouse.js"
 import { finishFullPass } from "../../../src/sync/PassEnd.js"
 import { TestDatabaseLive } from "../../support/database.js"
 import { job, landed } from "../../support/jobFixtures.js"
@@ -84,7 +84,7 @@ layer(TestLayer, { timeout: 120_000, excludeTestServices: true })("end-of-pass s
       yield* warehouse.land({
         accountId: "acc-big",
         stream: jobsStream,
-        nodes: landed([job(1)]),
+        pages: rowsRead(landed([job(1)])),
         pass: { kind: "full", partition: 0, position: 60_001, anchors: [job(1).id], shifted: false, highWaterMark: job(1).updatedAt }
       })
       const last = yield* finishFullPass("acc-big", jobsStream)

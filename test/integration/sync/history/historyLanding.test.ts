@@ -5,7 +5,7 @@ import { Checkpoints, CheckpointsLive } from "../../../../src/sync/Checkpoints.j
 import { applyHistory } from "../../../../src/sync/history/History.js"
 import { jobsStream } from "../../../../src/sync/streams/jobs.js"
 import { visitsStream } from "../../../../src/sync/streams/visits.js"
-import { Warehouse, WarehouseLive } from "../../../../src/sync/Warehouse.js"
+import { rowsRead, Warehouse, WarehouseLive } from "../../../../src/sync/Warehouse.js"
 import { finishFullPass } from "../../../../src/sync/PassEnd.js"
 import { TestDatabaseLive } from "../../../support/database.js"
 import { job, jobRead as version, lineItem as item } from "../../../support/jobFixtures.js"
@@ -40,7 +40,7 @@ layer(TestLayer)("history of a stream's rows (SYNC_HISTORY)", (it) => {
       const warehouse = yield* Warehouse
       yield* applyHistory([jobsStream])
       const land = (node: ReturnType<typeof version>, fetchedAt?: Date) =>
-        warehouse.land({ accountId: "acc-h", stream: jobsStream, nodes: [node], pass: undefined, ...(fetchedAt ? { fetchedAt } : {}) })
+        warehouse.land({ accountId: "acc-h", stream: jobsStream, pages: rowsRead([node]), pass: undefined, ...(fetchedAt ? { fetchedAt } : {}) })
 
       yield* land(version(1, "first", "2025-03-01T00:00:00Z", [item("li-1", "a"), item("li-2", "a")]))
       expect(yield* jobVersions("acc-h", 1)).toEqual(["first 2025-03-01T00:00:00Z .."])
@@ -82,10 +82,10 @@ layer(TestLayer)("history of a stream's rows (SYNC_HISTORY)", (it) => {
       const warehouse = yield* Warehouse
       const checkpoints = yield* Checkpoints
       yield* applyHistory([jobsStream])
-      yield* warehouse.land({ accountId: "acc-s", stream: jobsStream, nodes: [version(1, "a", "2025-03-01T00:00:00Z"), version(2, "b", "2025-03-01T00:00:00Z")], pass: undefined })
+      yield* warehouse.land({ accountId: "acc-s", stream: jobsStream, pages: rowsRead([version(1, "a", "2025-03-01T00:00:00Z"), version(2, "b", "2025-03-01T00:00:00Z")]), pass: undefined })
       yield* checkpoints.begin("acc-s", jobsStream, "full")
       const pass = { kind: "full" as const, partition: 0, position: 1, anchors: [job(1).id], shifted: false, highWaterMark: null }
-      yield* warehouse.land({ accountId: "acc-s", stream: jobsStream, nodes: [version(1, "a", "2025-03-01T00:00:00Z")], pass })
+      yield* warehouse.land({ accountId: "acc-s", stream: jobsStream, pages: rowsRead([version(1, "a", "2025-03-01T00:00:00Z")]), pass })
       expect((yield* finishFullPass("acc-s", jobsStream)).deleted).toBe(1)
       expect(yield* jobVersions("acc-s", 1)).toEqual(["a 2025-03-01T00:00:00Z .."])
       const [gone] = yield* jobVersions("acc-s", 2)
@@ -98,7 +98,7 @@ layer(TestLayer)("history of a stream's rows (SYNC_HISTORY)", (it) => {
       const warehouse = yield* Warehouse
       const sql = yield* SqlClient.SqlClient
       yield* applyHistory([])
-      const land = (...nodes: ReadonlyArray<ReturnType<typeof version>>) => warehouse.land({ accountId: "acc-t", stream: jobsStream, nodes, pass: undefined })
+      const land = (...nodes: ReadonlyArray<ReturnType<typeof version>>) => warehouse.land({ accountId: "acc-t", stream: jobsStream, pages: rowsRead(nodes), pass: undefined })
       yield* land(version(11, "kept", "2025-04-01T00:00:00Z"), version(12, "gone", "2025-04-01T00:00:00Z"))
       yield* warehouse.markDeleted("acc-t", jobsStream, [job(12).id], new Date("2026-01-01T00:00:00Z"))
       yield* land(version(11, "changed before history", "2025-04-02T00:00:00Z"))
@@ -149,9 +149,9 @@ layer(TestLayer)("history of a stream's rows (SYNC_HISTORY)", (it) => {
         return { node: node as { id: string }, raw: node }
       }
       const [before] = yield* sql<{ now: Date }>`SELECT clock_timestamp() AS now`
-      yield* warehouse.land({ accountId: "acc-v", stream: visitsStream, nodes: [visit("one")], pass: undefined })
-      yield* warehouse.land({ accountId: "acc-v", stream: visitsStream, nodes: [visit("one")], pass: undefined })
-      yield* warehouse.land({ accountId: "acc-v", stream: visitsStream, nodes: [visit("two")], pass: undefined })
+      yield* warehouse.land({ accountId: "acc-v", stream: visitsStream, pages: rowsRead([visit("one")]), pass: undefined })
+      yield* warehouse.land({ accountId: "acc-v", stream: visitsStream, pages: rowsRead([visit("one")]), pass: undefined })
+      yield* warehouse.land({ accountId: "acc-v", stream: visitsStream, pages: rowsRead([visit("two")]), pass: undefined })
       const [after] = yield* sql<{ now: Date }>`SELECT clock_timestamp() AS now`
       const rows = yield* sql<{ title: string; valid_from: Date; valid_to: Date | null }>`
         SELECT title, valid_from, valid_to FROM visits_history WHERE account_id = 'acc-v' ORDER BY valid_from`
