@@ -1,5 +1,5 @@
 import { SqlClient, type SqlConnection, type SqlError, type Statement } from "@effect/sql"
-import { Context, Effect, FiberRef, Layer, Option, Predicate, Ref, Schema, Scope, SynchronizedRef } from "effect"
+import { Context, Deferred, Effect, FiberRef, Layer, Option, Predicate, Queue, Ref, Schema, Scope } from "effect"
 import { isConnectionLost, retryOnConnectionLoss } from "../db/connectionRetry.js"
 import { DatabaseTopology } from "../db/Database.js"
 import { AccountLockLost } from "./errors.js"
@@ -12,6 +12,13 @@ export const accountLockKey = "hashtext('account-sync:' || current_schema()), ha
 
 const LockedRow = Schema.Struct({ locked: Schema.Boolean, pid: Schema.Number, started: Schema.NullOr(Schema.String) })
 const decodeLocked = Schema.decodeUnknown(Schema.Array(LockedRow))
+
+/** A statement for the session that holds every account's lock, and where its rows go. */
+interface LockStatement {
+  readonly statement: string
+  readonly accountId: string
+  readonly done: Deferred.Deferred<ReadonlyArray<unknown>, SqlError.SqlError>
+}
 
 /** The database session that holds an account's lock: its backend's pid and start (a pid alone may be reused). */
 export interface LockSession {
@@ -106,12 +113,11 @@ export const AccountLocksLive = Layer.scoped(
     // the embedded database is one session: its locks exclude nothing, and there is no other session to lose them to
     const { singleSession } = yield* DatabaseTopology
     const scope = yield* Effect.scope
-    const current = yield* SynchronizedRef.make<Option.Option<SqlConnection.Connection>>(Option.none())
-    // one statement at a time on the shared session (a pg client must not be given overlapping queries)
-    const oneAtATime = yield* Effect.makeSemaphore(1)
-    const session = SynchronizedRef.modifyEffect(current, (held) =>
+    // the session, opened by the first statement (and again after it was lost); only the runner below touches it
+    const current = yield* Ref.make<Option.Option<SqlConnection.Connection>>(Option.none())
+    const session = Effect.flatMap(Ref.get(current), (held) =>
       Option.isSome(held)
-        ? Effect.succeed([held.value, held] as const)
+        ? Effect.succeed(held.value)
         : Scope.extend(sql.reserve, scope).pipe(
             // the session sits idle between lock and unlock: a server's idle_session_timeout (Postgres 14+) must not end it
             Effect.tap((connection) =>
@@ -119,13 +125,34 @@ export const AccountLocksLive = Layer.scoped(
                 ? Effect.void
                 : connection.execute("SELECT set_config('idle_session_timeout', '0', false) WHERE current_setting('server_version_num')::int >= 140000", [], undefined)
             ),
-            Effect.map((connection) => [connection, Option.some(connection)] as const)
+            Effect.tap((connection) => Ref.set(current, Option.some(connection)))
           )
     )
+    /**
+     * One statement at a time on the shared session (a pg client must not be given overlapping queries), in the
+     * order asked, by one fiber: a queue, not a semaphore. Effect's Semaphore wakes every waiter at each release and
+     * the losers wait again one level deeper: with 500 accounts starting at once each waiting fiber grew a stack of
+     * ~480 frames (150 MB of a worker's heap) and the wake-ups cost CPU quadratic in the waiters. A request whose
+     * caller was interrupted before its turn is not run (a lock taken for nobody would be held until the session ends).
+     */
+    const requests = yield* Queue.unbounded<LockStatement>()
+    const runOne = (request: LockStatement) =>
+      Effect.flatMap(Deferred.isDone(request.done), (abandoned) =>
+        abandoned
+          ? Effect.void
+          : Effect.flatMap(session, (connection) => connection.execute(request.statement, [request.accountId], undefined)).pipe(
+              Effect.tapError((e) => (isConnectionLost(e) ? Ref.set(current, Option.none()) : Effect.void)),
+              Effect.exit,
+              Effect.flatMap((exit) => Deferred.done(request.done, exit))
+            )
+      )
+    yield* Effect.forkScoped(Effect.forever(Effect.flatMap(Queue.take(requests), runOne)))
     const execute = (statement: string, accountId: string) =>
-      Effect.flatMap(session, (connection) => connection.execute(statement, [accountId], undefined)).pipe(
-        oneAtATime.withPermits(1),
-        Effect.tapError((e) => (isConnectionLost(e) ? SynchronizedRef.set(current, Option.none()) : Effect.void))
+      Effect.flatMap(Deferred.make<ReadonlyArray<unknown>, SqlError.SqlError>(), (done) =>
+        Queue.offer(requests, { statement, accountId, done }).pipe(
+          Effect.zipRight(Deferred.await(done)),
+          Effect.onInterrupt(() => Deferred.interrupt(done))
+        )
       )
     const tryLock = (accountId: string) =>
       execute(
