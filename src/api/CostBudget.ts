@@ -104,11 +104,16 @@ const availableAt = (bucket: Bucket, now: number) =>
   Math.min(bucket.maximum, bucket.available + (bucket.restoreRate * (now - bucket.at)) / 1000)
 
 export const makeCostBudget = Effect.gen(function* () {
-  const state = yield* Ref.make<ReadonlyMap<string, AccountState>>(new Map())
+  // a Ref per account: one account's page never copies the state of the others (a worker holds hundreds at once)
+  const accounts = new Map<string, Ref.Ref<AccountState>>()
+  const stateOf = (accountId: string) => {
+    let ref = accounts.get(accountId)
+    if (ref === undefined) accounts.set(accountId, (ref = Ref.unsafeMake(emptyState)))
+    return ref
+  }
 
-  const read = (accountId: string) => Effect.map(Ref.get(state), (m) => m.get(accountId) ?? emptyState)
-  const update = (accountId: string, f: (s: AccountState) => AccountState) =>
-    Ref.update(state, (m) => new Map(m).set(accountId, f(m.get(accountId) ?? emptyState)))
+  const read = (accountId: string) => Effect.suspend(() => Ref.get(stateOf(accountId)))
+  const update = (accountId: string, f: (s: AccountState) => AccountState) => Effect.suspend(() => Ref.update(stateOf(accountId), f))
 
   const estimateWith = (s: AccountState, document: DocumentNode, variables: Readonly<Record<string, unknown>>) =>
     Math.ceil(staticCostOf(document, variables) * (s.corrections.get(shapeOf(document, variables)) ?? 1))
@@ -135,10 +140,9 @@ export const makeCostBudget = Effect.gen(function* () {
   const acquire: CostBudgetShape["acquire"] = (accountId, cost) =>
     Effect.gen(function* () {
       const now = yield* Clock.currentTimeMillis
-      const waitMs = yield* Ref.modify(state, (m) => {
-        const s = m.get(accountId) ?? emptyState
+      const waitMs = yield* Ref.modify(stateOf(accountId), (s) => {
         const bucket = s.bucket
-        if (bucket === undefined) return [0, m] as const
+        if (bucket === undefined) return [0, s] as const
         const need = Math.min(cost, bucket.maximum)
         const after = availableAt(bucket, now) - need
         const wait = after >= 0 ? 0 : Math.ceil((-after / bucket.restoreRate) * 1000)
@@ -147,7 +151,7 @@ export const makeCostBudget = Effect.gen(function* () {
           bucket: { ...bucket, available: after, at: now },
           stats: { ...s.stats, waitedMs: s.stats.waitedMs + wait }
         }
-        return [wait, new Map(m).set(accountId, next)] as const
+        return [wait, next] as const
       })
       if (waitMs > 0) {
         yield* Metric.incrementBy(Metrics.forAccount(Metrics.throttleWaitSeconds, accountId), waitMs / 1000)
