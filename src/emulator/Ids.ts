@@ -18,18 +18,22 @@ export const decodeId = (kind: IdKind, id: string): number | undefined => {
 }
 
 const pad2 = (n: number) => (n < 10 ? `0${n}` : `${n}`)
-let cachedDay = Number.NaN
-let cachedDayPrefix = ""
+/** `YYYY-MM-DDT` of a day (days since 1970): a job's date fields fall on many days, a few thousand at most. */
+const dayPrefixes = new Map<number, string>()
+const dayPrefix = (day: number): string => {
+  let prefix = dayPrefixes.get(day)
+  if (prefix === undefined) {
+    if (dayPrefixes.size >= 10_000) dayPrefixes.clear()
+    dayPrefixes.set(day, (prefix = new Date(day * 86_400_000).toISOString().slice(0, 11)))
+  }
+  return prefix
+}
 
 /** ISO 8601 with second precision and a `Z`, the form the service uses for ISO8601DateTime. */
 export const isoSeconds = (ms: number): string => {
-  // hot path (every date field of every served job): format the day once, the time of day by hand
+  // hot path (every date field of every served job): format each day once, the time of day by hand
   const seconds = Math.floor(ms / 1000)
   const day = Math.floor(seconds / 86_400)
-  if (day !== cachedDay) {
-    cachedDay = day
-    cachedDayPrefix = new Date(day * 86_400_000).toISOString().slice(0, 11)
-  }
   const rest = seconds - day * 86_400
-  return `${cachedDayPrefix}${pad2(Math.floor(rest / 3600))}:${pad2(Math.floor(rest / 60) % 60)}:${pad2(rest % 60)}Z`
+  return `${dayPrefix(day)}${pad2(Math.floor(rest / 3600))}:${pad2(Math.floor(rest / 60) % 60)}:${pad2(rest % 60)}Z`
 }
