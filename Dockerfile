@@ -27,6 +27,8 @@ RUN node bin/account-sync.mjs --help > /dev/null \
 USER node
 EXPOSE 8080
 # node is PID 1's child only through this exec-form entrypoint: SIGTERM reaches node directly.
+# glibc's malloc arenas (see bin/account-sync.mjs): read at start, so an environment variable of the image
+ENV MALLOC_ARENA_MAX=2
 ENTRYPOINT ["node", "--max-semi-space-size=8", "/app/bin/account-sync.mjs"]
 CMD ["--help"]
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \

@@ -18,7 +18,7 @@ import { checkHistory } from "./historyCheck.js"
 import { childEnv, connectAccount, connectorLayer, settingsFor } from "./connector.js"
 import { benchDatabaseUrl, freshSchemaName } from "./database.js"
 import { BenchError } from "./errors.js"
-import { binPath, nodeArgs, type EmulatorProcess, startEmulatorProcess } from "./emulatorProcess.js"
+import { binPath, nodeArgs, nodeEnv, type EmulatorProcess, startEmulatorProcess } from "./emulatorProcess.js"
 import { type Prng, seeded } from "./prng.js"
 
 export interface ChaosOptions {
@@ -167,7 +167,7 @@ export const runChaos = (options: ChaosOptions) =>
         /** A `worker` child: its sessions are named after childSessionName (the refresh-commit fault and terminations find them). */
         const spawnWorker = (extraEnv: Record<string, string>) => {
           const child = spawn(process.execPath, [...nodeArgs, binPath, "worker", "--concurrency", String(options.accounts)], {
-            env: { ...process.env, LOG_LEVEL: "WARN", ...env, ...workerEnv, ...extraEnv },
+            env: { ...process.env, ...nodeEnv, LOG_LEVEL: "WARN", ...env, ...workerEnv, ...extraEnv },
             stdio: ["ignore", "ignore", "pipe"]
           })
           const worker = { child, stderr: "" }

@@ -12,6 +12,9 @@ export const binPath = fileURLToPath(new URL("../../bin/account-sync.mjs", impor
 /** The node flags the program is started with wherever it ships (bin's shebang, the Dockerfile, `npm run demo`). */
 export const nodeArgs: ReadonlyArray<string> = ["--max-semi-space-size=8"]
 
+/** What bin's shebang sets in the environment of the program it starts (glibc's malloc arenas). */
+export const nodeEnv: Readonly<Record<string, string>> = { MALLOC_ARENA_MAX: "2" }
+
 export interface EmulatorProcess {
   readonly baseUrl: string
   readonly admin: EmulatorAdmin

@@ -10,7 +10,7 @@ import { connectAndBackfill, newAccount, unlimited } from "./benchmarks.js"
 import { childEnv, connectorLayer, settingsFor } from "./connector.js"
 import { benchDatabaseUrl, freshSchemaName } from "./database.js"
 import { BenchError } from "./errors.js"
-import { binPath, nodeArgs, type EmulatorProcess, stopChild } from "./emulatorProcess.js"
+import { binPath, nodeArgs, nodeEnv, type EmulatorProcess, stopChild } from "./emulatorProcess.js"
 
 /**
  * Freshness: how soon an edit at the service is in the warehouse, and at what cost, with the service's webhooks
@@ -110,7 +110,7 @@ const startServe = (env: Record<string, string>, port: number): Effect.Effect<vo
     const child = yield* Effect.acquireRelease(
       Effect.sync(() => {
         const c = spawn(process.execPath, [...nodeArgs, binPath, "serve", "--port", String(port), "--host", "127.0.0.1"], {
-          env: { ...process.env, LOG_LEVEL: "WARN", ...env },
+          env: { ...process.env, ...nodeEnv, LOG_LEVEL: "WARN", ...env },
           stdio: ["ignore", "ignore", "pipe"]
         })
         c.stderr!.on("data", (chunk: Buffer) => void (tail = (tail + chunk.toString()).slice(-4000)))

@@ -2,7 +2,7 @@ import { Effect } from "effect"
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import { BenchError } from "./errors.js"
-import { binPath, nodeArgs } from "./emulatorProcess.js"
+import { binPath, nodeArgs, nodeEnv } from "./emulatorProcess.js"
 
 export interface ChildResult {
   readonly code: number | null
@@ -27,7 +27,7 @@ export const runConnectorChild = (args: ReadonlyArray<string>, env: Record<strin
     const command = useTime ? TIME : process.execPath
     const argv = useTime ? ["-v", process.execPath, ...nodeArgs, binPath, ...args] : [...nodeArgs, binPath, ...args]
     const started = performance.now()
-    const child = spawn(command, argv, { env: { ...process.env, LOG_LEVEL: "WARN", ...env }, stdio: ["ignore", "ignore", "pipe"] })
+    const child = spawn(command, argv, { env: { ...process.env, ...nodeEnv, LOG_LEVEL: "WARN", ...env }, stdio: ["ignore", "ignore", "pipe"] })
     let tail = ""
     child.stderr!.on("data", (c: Buffer) => void (tail = (tail + c.toString()).slice(-20_000)))
     child.once("error", (e) => resume(Effect.fail(new BenchError({ step: `child ${args.join(" ")}`, reason: e.message }))))

@@ -11,7 +11,7 @@ import { newAccount } from "./benchmarks.js"
 import { childEnv, connectAccount, connectorLayer, type Env, settingsFor } from "./connector.js"
 import { benchDatabaseUrl, freshSchemaName } from "./database.js"
 import { BenchError } from "./errors.js"
-import { binPath, nodeArgs, type EmulatorProcess } from "./emulatorProcess.js"
+import { binPath, nodeArgs, nodeEnv, type EmulatorProcess } from "./emulatorProcess.js"
 import { quantile } from "./freshness.js"
 
 export interface ScaleOptions {
@@ -139,7 +139,7 @@ const procSample = (pid: number) => {
 const startWorker = (env: Env, concurrency: number) =>
   Effect.acquireRelease(
     Effect.sync(() => {
-      const child = spawn(process.execPath, [...nodeArgs, binPath, "worker", "--concurrency", String(concurrency)], { env: { ...process.env, ...env }, stdio: ["ignore", "ignore", "pipe"] })
+      const child = spawn(process.execPath, [...nodeArgs, binPath, "worker", "--concurrency", String(concurrency)], { env: { ...process.env, ...nodeEnv, ...env }, stdio: ["ignore", "ignore", "pipe"] })
       let tail = ""
       child.stderr!.on("data", (c: Buffer) => void (tail = (tail + c.toString()).slice(-4000)))
       const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()))

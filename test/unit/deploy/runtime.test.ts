@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { nodeArgs } from "../../../bench/lib/emulatorProcess.js"
+import { nodeArgs, nodeEnv } from "../../../bench/lib/emulatorProcess.js"
 
 const root = path.resolve(import.meta.dirname, "../../..")
 const major = (version: string) => Number(version.replace(/^v/, "").split(".")[0])
@@ -19,12 +19,16 @@ describe("runtime: Node 24 LTS", () => {
     for (const image of stages) expect(image).toMatch(/^node:24-/)
   })
 
-  it("the program starts with its young generation capped wherever it ships: bin's shebang, the Dockerfile, npm run demo, the bench's children", () => {
+  it("the program starts with its young generation capped and two malloc arenas wherever it ships: bin's shebang, the Dockerfile, npm run demo, the bench's children", () => {
     const flag = "--max-semi-space-size=8"
-    expect(fs.readFileSync(path.join(root, "bin", "account-sync.mjs"), "utf8").split("\n")[0]).toBe(`#!/usr/bin/env -S node ${flag}`)
-    expect(fs.readFileSync(path.join(root, "Dockerfile"), "utf8")).toContain(`ENTRYPOINT ["node", "${flag}", "/app/bin/account-sync.mjs"]`)
+    const arenas = "MALLOC_ARENA_MAX=2"
+    expect(fs.readFileSync(path.join(root, "bin", "account-sync.mjs"), "utf8").split("\n")[0]).toBe(`#!/usr/bin/env -S ${arenas} node ${flag}`)
+    const dockerfile = fs.readFileSync(path.join(root, "Dockerfile"), "utf8")
+    expect(dockerfile).toContain(`ENTRYPOINT ["node", "${flag}", "/app/bin/account-sync.mjs"]`)
+    expect(dockerfile).toContain(`ENV ${arenas}\n`)
     const pkg = JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8")) as { scripts: Record<string, string> }
-    expect(pkg.scripts.demo).toBe(`node ${flag} bin/account-sync.mjs demo`)
+    expect(pkg.scripts.demo).toBe(`${arenas} node ${flag} bin/account-sync.mjs demo`)
     expect(nodeArgs).toEqual([flag])
+    expect(nodeEnv).toEqual({ MALLOC_ARENA_MAX: "2" })
   })
 })
