@@ -10,7 +10,6 @@ import { pageJson, type PageRows } from "./landing/pageParams.js"
 import { PageLanded, pageStatement } from "./landing/pageStatement.js"
 import { pageSteps, type PageValues } from "./landing/steps.js"
 import { dependentSweepStatements, markDeletedStatements, sweepPlannerSettings, sweepStatement } from "./landing/sweep.js"
-import type { ReceivedNode } from "./model.js"
 import type { AnyStream } from "./streams/Stream.js"
 
 /** Rows to land by one statement: consecutive pages of a pass, or rows read outside one. */
@@ -30,9 +29,6 @@ export interface Batch {
   /** When the first of the rows was asked of the service: a row marked deleted after that is not brought back. */
   readonly fetchedAt?: Date
 }
-
-/** Rows read outside a page of the service (a test's, a fixture's): one page without a body. */
-export const rowsRead = (nodes: ReadonlyArray<ReceivedNode>): ReadonlyArray<PageRows> => [{ nodes, body: undefined }]
 
 /** The nodes of a batch's pages (an id in two pages counts twice). */
 export const rowsIn = (pages: ReadonlyArray<PageRows>): number => pages.reduce((n, page) => n + page.nodes.length, 0)

@@ -1,3 +1,5 @@
+import type { PageRows } from "../../src/sync/landing/pageParams.js"
+import type { ReceivedNode } from "../../src/sync/model.js"
 import type { JobNode } from "../../src/sync/streams/jobs.js"
 
 /** A job as the service would send it (every scalar field), for Warehouse tests that need no service. */
@@ -68,3 +70,6 @@ export const jobRead = (n: number, title: string, updatedAt: string, items: Read
   }
   return { node: node as { id: string }, raw: node }
 }
+
+/** Rows read outside a page of the service: one page without a body, as Warehouse.land takes them. */
+export const rowsRead = (nodes: ReadonlyArray<ReceivedNode>): ReadonlyArray<PageRows> => [{ nodes, body: undefined }]

@@ -7,8 +7,8 @@ import { runMigrations } from "../../../src/db/Migrations.js"
 import { dropSchemaAndQueryRole } from "../../../src/db/queryRole.js"
 import { jobsStream } from "../../../src/sync/streams/jobs.js"
 import { Checkpoints, CheckpointsLive } from "../../../src/sync/Checkpoints.js"
-import { rowsRead, Warehouse, WarehouseLive } from "../../../src/sync/Warehouse.js"
-import { job, landed } from "../../support/jobFixtures.js"
+import { Warehouse, WarehouseLive } from "../../../src/sync/Warehouse.js"
+import { job, landed, rowsRead } from "../../support/jobFixtures.js"
 
 const url = process.env.TEST_DATABASE_URL
 

@@ -5,10 +5,10 @@ import { Checkpoints, CheckpointsLive } from "../../../src/sync/Checkpoints.js"
 import { jobsStream } from "../../../src/sync/streams/jobs.js"
 import { visitsStream } from "../../../src/sync/streams/visits.js"
 import type { AnyStream } from "../../../src/sync/streams/Stream.js"
-import { rowsRead, Warehouse, WarehouseLive } from "../../../src/sync/Warehouse.js"
+import { Warehouse, WarehouseLive } from "../../../src/sync/Warehouse.js"
 import { finishFullPass } from "../../../src/sync/PassEnd.js"
 import { TestDatabaseLive } from "../../support/database.js"
-import { job } from "../../support/jobFixtures.js"
+import { job, rowsRead } from "../../support/jobFixtures.js"
 
 const TestLayer = WarehouseLive.pipe(Layer.provideMerge(CheckpointsLive), Layer.provideMerge(TestDatabaseLive))
 

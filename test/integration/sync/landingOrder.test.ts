@@ -3,10 +3,10 @@ import { expect, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { Checkpoints, CheckpointsLive } from "../../../src/sync/Checkpoints.js"
 import { jobsStream } from "../../../src/sync/streams/jobs.js"
-import { rowsRead, Warehouse, WarehouseLive } from "../../../src/sync/Warehouse.js"
+import { Warehouse, WarehouseLive } from "../../../src/sync/Warehouse.js"
 import { finishFullPass } from "../../../src/sync/PassEnd.js"
 import { TestDatabaseLive } from "../../support/database.js"
-import { job, jobRead, lineItem as item } from "../../support/jobFixtures.js"
+import { job, jobRead, lineItem as item, rowsRead } from "../../support/jobFixtures.js"
 
 const TestLayer = WarehouseLive.pipe(Layer.provideMerge(CheckpointsLive), Layer.provideMerge(TestDatabaseLive))
 

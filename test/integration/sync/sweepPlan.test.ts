@@ -4,10 +4,10 @@ import { Effect, Layer } from "effect"
 import { jobsStream } from "../../../src/sync/streams/jobs.js"
 import { Checkpoints, CheckpointsLive, seenIds } from "../../../src/sync/Checkpoints.js"
 import { sweepPlannerSettings, sweepStatement } from "../../../src/sync/landing/sweep.js"
-import { rowsRead, Warehouse, WarehouseLive } from "../../../src/sync/Warehouse.js"
+import { Warehouse, WarehouseLive } from "../../../src/sync/Warehouse.js"
 import { finishFullPass } from "../../../src/sync/PassEnd.js"
 import { TestDatabaseLive } from "../../support/database.js"
-import { job, landed } from "../../support/jobFixtures.js"
+import { job, landed, rowsRead } from "../../support/jobFixtures.js"
 
 const TestLayer = WarehouseLive.pipe(Layer.provideMerge(CheckpointsLive), Layer.provideMerge(TestDatabaseLive))
 

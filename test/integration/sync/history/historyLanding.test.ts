@@ -5,10 +5,10 @@ import { Checkpoints, CheckpointsLive } from "../../../../src/sync/Checkpoints.j
 import { applyHistory } from "../../../../src/sync/history/History.js"
 import { jobsStream } from "../../../../src/sync/streams/jobs.js"
 import { visitsStream } from "../../../../src/sync/streams/visits.js"
-import { rowsRead, Warehouse, WarehouseLive } from "../../../../src/sync/Warehouse.js"
+import { Warehouse, WarehouseLive } from "../../../../src/sync/Warehouse.js"
 import { finishFullPass } from "../../../../src/sync/PassEnd.js"
 import { TestDatabaseLive } from "../../../support/database.js"
-import { job, jobRead as version, lineItem as item } from "../../../support/jobFixtures.js"
+import { job, jobRead as version, lineItem as item, rowsRead } from "../../../support/jobFixtures.js"
 
 const TestLayer = WarehouseLive.pipe(Layer.provideMerge(CheckpointsLive), Layer.provideMerge(TestDatabaseLive))
 
