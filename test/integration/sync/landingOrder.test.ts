@@ -7,6 +7,7 @@ import { Warehouse, WarehouseLive } from "../../../src/sync/Warehouse.js"
 import { finishFullPass } from "../../../src/sync/PassEnd.js"
 import { TestDatabaseLive } from "../../support/database.js"
 import { job, jobRead, lineItem as item, rowsRead } from "../../support/jobFixtures.js"
+import { jobScalarsStream } from "../../support/jobsOnly.js"
 
 const TestLayer = WarehouseLive.pipe(Layer.provideMerge(CheckpointsLive), Layer.provideMerge(TestDatabaseLive))
 
@@ -56,6 +57,50 @@ layer(TestLayer)("a pass and change events land the same rows in any order", (it
       // a read after it that still finds the row: the service has it, so it is live again with its children
       yield* warehouse.land({ accountId: "acc-o", stream: jobsStream, pages: rowsRead(node), pass: undefined, fetchedAt: t(30) })
       expect(yield* stored).toEqual({ title: "newer", deleted: false, items: ["li-1 (deleted)", "li-3"] })
+    })
+  )
+})
+
+// A stream with nothing landed under its rows (jobs without line items and custom fields): the guard is the upsert's
+// own condition on the stored row it conflicts with, not a lookup before it; the same rules hold.
+const storedScalars = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  const [row] = yield* sql<{ title: string; deleted: boolean }>`SELECT title, deleted_at IS NOT NULL AS deleted FROM jobs WHERE account_id = 'acc-s' AND id = ${job(1).id}`
+  return row
+})
+
+layer(TestLayer)("the same rules for a stream without line items or custom fields", (it) => {
+  it.effect("an older read never overwrites newer data, an equal or newer one lands, and the older still counts as seen", () =>
+    Effect.gen(function* () {
+      const warehouse = yield* Warehouse
+      const checkpoints = yield* Checkpoints
+      expect(jobScalarsStream.children).toEqual([])
+      expect(jobScalarsStream.customFields).toBeUndefined()
+      yield* checkpoints.begin("acc-s", jobScalarsStream, "full")
+      const land = (title: string, updatedAt: string, pass?: Parameters<typeof warehouse.land>[0]["pass"]) =>
+        warehouse.land({ accountId: "acc-s", stream: jobScalarsStream, pages: rowsRead([jobRead(1, title, updatedAt)]), pass })
+      expect(yield* land("new", "2025-03-02T00:00:00Z")).toBe(1)
+      const pass = { kind: "full" as const, partition: 0, position: 1, anchors: [job(1).id], shifted: false, highWaterMark: null }
+      expect(yield* land("old", "2025-03-01T00:00:00Z", pass)).toBe(0)
+      expect(yield* storedScalars).toEqual({ title: "new", deleted: false })
+      expect((yield* finishFullPass("acc-s", jobScalarsStream)).deleted).toBe(0)
+      expect(yield* land("same time, other title", "2025-03-02T00:00:00Z")).toBe(1)
+      expect(yield* storedScalars).toEqual({ title: "same time, other title", deleted: false })
+      expect(yield* land("newer", "2025-03-03T00:00:00Z")).toBe(1)
+      expect(yield* storedScalars).toEqual({ title: "newer", deleted: false })
+    })
+  )
+
+  it.effect("a row marked deleted is not brought back by a read fetched before, only by one after", () =>
+    Effect.gen(function* () {
+      const warehouse = yield* Warehouse
+      const t = (s: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, s))
+      const pages = rowsRead([jobRead(1, "back", "2025-03-04T00:00:00Z")])
+      expect(yield* warehouse.markDeleted("acc-s", jobScalarsStream, [job(1).id], t(10))).toEqual([job(1).id])
+      expect(yield* warehouse.land({ accountId: "acc-s", stream: jobScalarsStream, pages, pass: undefined, fetchedAt: t(5) })).toBe(0)
+      expect(yield* storedScalars).toEqual({ title: "newer", deleted: true })
+      expect(yield* warehouse.land({ accountId: "acc-s", stream: jobScalarsStream, pages, pass: undefined, fetchedAt: t(30) })).toBe(1)
+      expect(yield* storedScalars).toEqual({ title: "back", deleted: false })
     })
   )
 })

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Deferred, Effect, Either, Ref, Stream } from "effect"
 import type { Page } from "../../../src/sync/model.js"
-import { pageBatches, prefetchPages } from "../../../src/sync/Pager.js"
+import { gatherPages, pageBatches, prefetchPages } from "../../../src/sync/Pager.js"
 
 const page = (n: number): Page => ({
   partition: 0,
@@ -28,7 +28,8 @@ describe("pageBatches", () => {
   it.effect("while a batch lands, the pages fetched meanwhile wait and land together as the next batch (at most prefetchPages)", () =>
     Effect.gen(function* () {
       const produced = yield* Ref.make(0)
-      const total = 11
+      // the first batch may gather up to prefetchPages itself: enough pages for a full second one after it
+      const total = 2 * prefetchPages + 1
       const source = Stream.fromIterable(Array.from({ length: total }, (_, i) => page(i + 1))).pipe(Stream.tap(() => Ref.update(produced, (n) => n + 1)))
       let landed = 0
       const batches = yield* pageBatches(source, { prefetch: true }).pipe(
@@ -43,6 +44,19 @@ describe("pageBatches", () => {
       expect(cursors[1]).toHaveLength(prefetchPages)
       for (const batch of cursors) expect(batch.length).toBeGreaterThanOrEqual(1)
       for (const batch of cursors) expect(batch.length).toBeLessThanOrEqual(prefetchPages)
+    })
+  )
+
+  it.effect("a batch of fewer than gatherPages waits a moment for the pages coming right behind it", () =>
+    Effect.gen(function* () {
+      // page 1, then pages 2 and 3 once the fetching fiber had its turn again: a batch taken at once would be page 1
+      const source = Stream.concat(
+        Stream.make(page(1)),
+        Stream.concat(Stream.drain(Stream.fromEffect(Effect.repeatN(Effect.yieldNow(), 50))), Stream.make(page(2), page(3)))
+      )
+      const batches = yield* pageBatches(source, { prefetch: true }).pipe(Stream.runCollect)
+      expect(gatherPages).toBeGreaterThan(3)
+      expect(numbers(batches)).toEqual([["c1", "c2", "c3"]])
     })
   )
 
