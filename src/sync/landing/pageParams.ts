@@ -26,8 +26,31 @@ export interface PageJson {
    * i; none for a container stored as sent); else null.
    */
   readonly raws: string | null
-  /** An id comes more than once (pages of one batch overlap where they join): the statement keeps the last. */
-  readonly repeats: boolean
+  /**
+   * How ids read more than once land (pages of one batch overlap where they join), the last read of each:
+   * `none`, no id repeats; `across`, only across pages: `earlierReads` names the reads to leave out, as
+   * `<container>:<id>` (containers from 1); `within`, a page repeats an id itself: the statement sorts to find the last.
+   */
+  readonly repeats: "none" | "across" | "within"
+  readonly earlierReads: ReadonlyArray<string>
+}
+
+/** Which ids repeat in a batch and where: the reads a later page of the batch replaces. */
+const repeatedReads = (pages: ReadonlyArray<PageRows>): Pick<PageJson, "repeats" | "earlierReads"> => {
+  const lastPage = new Map<string, number>()
+  let within = false
+  pages.forEach((page, p) => {
+    for (const { node } of page.nodes) {
+      if (lastPage.get(node.id) === p) within = true
+      lastPage.set(node.id, p)
+    }
+  })
+  if (within) return { repeats: "within", earlierReads: [] }
+  const earlierReads: Array<string> = []
+  pages.forEach((page, p) => {
+    for (const { node } of page.nodes) if (lastPage.get(node.id) !== p) earlierReads.push(`${p + 1}:${node.id}`)
+  })
+  return { repeats: earlierReads.length > 0 ? "across" : "none", earlierReads }
 }
 
 // JSON escapes exactly the characters Postgres refuses (NUL, lone surrogates) as `\u0000` / `\udXXX`, so JSON without
@@ -73,13 +96,7 @@ export const pageJson = (stream: AnyStream, pages: ReadonlyArray<PageRows>): Pag
   const nodesPath = ["data", ...stream.connectionPath, "nodes"]
   const parts: Array<Uint8Array> = []
   const raws: Array<string | null> = []
-  let ids = 0
-  const distinct = new Set<string>()
   for (const page of pages) {
-    for (const n of page.nodes) {
-      ids++
-      distinct.add(n.node.id)
-    }
     if (landsFromBody(page)) {
       parts.push(page.body)
       raws.push(null)
@@ -101,6 +118,6 @@ export const pageJson = (stream: AnyStream, pages: ReadonlyArray<PageRows>): Pag
     nodesPath,
     // an empty array where a container needs none (`null -> 0` would be the JSON null, not SQL's)
     raws: raws.every((r) => r === null) ? null : `[${raws.map((r) => r ?? "[]").join(",")}]`,
-    repeats: distinct.size < ids
+    ...repeatedReads(pages)
   }
 }

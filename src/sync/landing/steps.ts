@@ -39,19 +39,26 @@ export const leaseStep: LandingStep = {
 
 /**
  * `page`: the batch's nodes out of the containers (response bodies as received, or our JSON), numbered by container
- * (`ci`) and within it (`i`). Where pages overlap (they join on rows read again), one node per id: the last read.
+ * (`ci`) and within it (`i`). Where pages overlap (they join on rows read again), one node per id: the last read,
+ * found by leaving out the reads the batch names as earlier (a hashed set), or where a page repeats an id itself, by
+ * sorting (the batch's ids compared in the column's collation: a few hundred comparisons a page).
  */
 export const nodesStep: LandingStep = {
   name: "page",
-  sql: (sql, v) =>
-    v.page.repeats
-      ? sql`
-    SELECT DISTINCT ON (e.node ->> 'id') e.node, c.ci, e.i FROM jsonb_array_elements(${v.page.containers}::jsonb) WITH ORDINALITY AS c(container, ci)
-    CROSS JOIN LATERAL jsonb_array_elements(c.container #> ${v.page.nodesPath}::text[]) WITH ORDINALITY AS e(node, i)
-    ORDER BY e.node ->> 'id', c.ci DESC, e.i DESC`
-      : sql`
-    SELECT e.node, c.ci, e.i FROM jsonb_array_elements(${v.page.containers}::jsonb) WITH ORDINALITY AS c(container, ci)
+  sql: (sql, v) => {
+    const nodes = sql`jsonb_array_elements(${v.page.containers}::jsonb) WITH ORDINALITY AS c(container, ci)
     CROSS JOIN LATERAL jsonb_array_elements(c.container #> ${v.page.nodesPath}::text[]) WITH ORDINALITY AS e(node, i)`
+    switch (v.page.repeats) {
+      case "none":
+        return sql`SELECT e.node, c.ci, e.i FROM ${nodes}`
+      case "across":
+        return sql`SELECT e.node, c.ci, e.i FROM ${nodes}
+    WHERE (c.ci::text || ':' || (e.node ->> 'id') IN (SELECT jsonb_array_elements_text(${JSON.stringify(v.page.earlierReads)}::jsonb))) IS NOT TRUE`
+      case "within":
+        return sql`SELECT DISTINCT ON (e.node ->> 'id') e.node, c.ci, e.i FROM ${nodes}
+    ORDER BY e.node ->> 'id', c.ci DESC, e.i DESC`
+    }
+  }
 }
 
 const quoted = (name: string) => `"${name.replace(/"/g, '""')}"`

@@ -8,6 +8,7 @@ import { Warehouse, WarehouseLive } from "../../../src/sync/Warehouse.js"
 import { finishFullPass } from "../../../src/sync/PassEnd.js"
 import { embeddedTestDatabase, TestDatabaseLive } from "../../support/database.js"
 import { job, landed, rowsRead } from "../../support/jobFixtures.js"
+import { jobScalarsStream } from "../../support/jobsOnly.js"
 
 const TestLayer = WarehouseLive.pipe(Layer.provideMerge(CheckpointsLive), Layer.provideMerge(TestDatabaseLive))
 
@@ -120,6 +121,39 @@ layer(TestLayer)("Warehouse", (it) => {
       const result = yield* landPage("acc-bodies-dup", twice, { position: 1 , bodies: [bodyOf(job(3)), bodyOf(job(3, { title: "seen again" }))] })
       expect(result.written).toBe(1)
       expect((yield* rowsOf("acc-bodies-dup")).map((r) => r.title)).toEqual(["seen again"])
+
+      // an id in three pages, another in two (pages from bodies and from nodes), and a page that repeats an id
+      // itself: each id lands once, as last read, in both the stream with line items and the one without
+      for (const stream of [jobsStream, jobScalarsStream]) {
+        const account = `acc-repeats-${stream.children.length}`
+        yield* checkpoints.begin(account, stream, "full")
+        const pass = { kind: "full" as const, partition: 0, position: 3, anchors: [], shifted: false, highWaterMark: null }
+        const read = (n: number, title: string) => job(n, { title })
+        const across = yield* warehouse.land({
+          accountId: account,
+          stream,
+          pages: [
+            { nodes: landed([read(10, "1st"), read(11, "1st")]), body: Buffer.from(bodyOf(read(10, "1st"), read(11, "1st"))) },
+            { nodes: landed([read(11, "2nd"), read(10, "2nd")]), body: undefined },
+            { nodes: landed([read(10, "3rd"), read(12, "3rd")]), body: Buffer.from(bodyOf(read(10, "3rd"), read(12, "3rd"))) }
+          ],
+          pass
+        })
+        expect(across).toBe(3)
+        const within = yield* warehouse.land({
+          accountId: account,
+          stream,
+          pages: [{ nodes: landed([read(13, "first"), read(13, "second")]), body: Buffer.from(bodyOf(read(13, "first"), read(13, "second"))) }],
+          pass: { ...pass, position: 4 }
+        })
+        expect(within).toBe(1)
+        expect((yield* rowsOf(account)).map((r) => [r.id, r.title])).toEqual([
+          [job(10).id, "3rd"],
+          [job(11).id, "2nd"],
+          [job(12).id, "3rd"],
+          [job(13).id, "second"]
+        ])
+      }
 
       // a batch of a page that lands from its body (its nodes kept as the pager keeps them: id and updatedAt only), a
       // page without a body that needs sanitizing, and a plain one: every row whole, each raw from its own page

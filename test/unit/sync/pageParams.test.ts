@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { bytesMayBeUnstorable } from "../../../src/sync/landing/pageParams.js"
+import { bytesMayBeUnstorable, pageJson, type PageRows } from "../../../src/sync/landing/pageParams.js"
+import { jobsStream } from "../../../src/sync/streams/jobs.js"
 
 /** What the text check says (the rule the bytes check must follow): NUL, or a UTF-16 surrogate, escaped. */
 const textRule = /\\u0000|\\ud[89a-f]/i
@@ -28,5 +29,28 @@ describe("bytesMayBeUnstorable", () => {
     const whole = Buffer.from(String.raw`{"a":"x"}\u0000`)
     expect(bytesMayBeUnstorable(whole.subarray(0, 9))).toBe(false)
     expect(bytesMayBeUnstorable(whole)).toBe(true)
+  })
+})
+
+describe("pageJson: ids read more than once in a batch", () => {
+  const pageOf = (...ids: ReadonlyArray<string>): PageRows => ({ nodes: ids.map((id) => ({ node: { id }, raw: { id } })), body: undefined })
+  const repeats = (...pages: ReadonlyArray<PageRows>) => {
+    const { repeats, earlierReads } = pageJson(jobsStream, pages)
+    return { repeats, earlierReads }
+  }
+
+  it("none: every id once", () => {
+    expect(repeats(pageOf("a", "b"), pageOf("c"))).toEqual({ repeats: "none", earlierReads: [] })
+  })
+
+  it("across pages: every read but the last of each id is named by its page (from 1) and id", () => {
+    expect(repeats(pageOf("a", "b"), pageOf("b", "c"), pageOf("c", "b:1", "a"))).toEqual({
+      repeats: "across",
+      earlierReads: ["1:a", "1:b", "2:c"]
+    })
+  })
+
+  it("within a page: left to the statement's sort, nothing named", () => {
+    expect(repeats(pageOf("a"), pageOf("b", "c", "b"))).toEqual({ repeats: "within", earlierReads: [] })
   })
 })
