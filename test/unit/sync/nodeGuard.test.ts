@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Schema } from "effect"
 import { nodeGuard } from "../../../src/sync/nodeGuard.js"
+import { DateTime } from "../../../src/sync/streams/fields.js"
 import { jobScalarsStream } from "../../support/jobsOnly.js"
 import { job } from "../../support/jobFixtures.js"
 
@@ -56,5 +57,28 @@ describe("nodeGuard", () => {
     for (const node of [{ id: "x", actions: [] }, { id: "x", actions: ["a", "b"] }, { id: "x", actions: ["c"] }, { id: "x", actions: "a" }, { id: "x", actions: null }]) {
       expect(guard(node), JSON.stringify(node)).toBe(Schema.is(WithList)(node))
     }
+  })
+})
+
+describe("DateTime", () => {
+  const isDateTime = Schema.is(DateTime)
+  it("accepts exactly what Date.parse reads: the service's shape (checked by its pattern) and any other", () => {
+    const samples = [
+      "2025-03-01T09:30:00Z",
+      "2025-03-01T09:30:00.123Z",
+      "2025-03-01T09:30:00.123456789+05:30",
+      "2024-02-29T23:59:59-23:59",
+      "2025-02-31T00:00:00Z",
+      "2025-03-01",
+      "2025-03-01T09:30Z",
+      "March 7, 2025",
+      "2025-13-01T00:00:00Z",
+      "2025-03-01T24:00:00Z",
+      "2025-03-01T09:60:00Z",
+      "2025-03-01T09:30:00",
+      "next tuesday",
+      ""
+    ]
+    for (const s of samples) expect(isDateTime(s), s).toBe(!Number.isNaN(Date.parse(s)))
   })
 })
