@@ -114,7 +114,7 @@ const copyRuns = 3
  * `\copy` of the landed rows into `jobs_copy (LIKE jobs INCLUDING ALL)`: same columns, key, index and defaults;
  * `copyRuns` times into the emptied table, each time returned.
  */
-const copyBaseline = (accountId: string, expectedRows: number) =>
+export const copyBaseline = (accountId: string, expectedRows: number) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const schema = (yield* sql<{ s: string }>`SELECT current_schema() AS s`)[0]!.s
