@@ -1,6 +1,6 @@
 /**
- * `npm run bench [-- --quick] [-- --only budget,landing,memory,accounts,exactness,freshness,wholeAccount,scale,history] [-- --out file]`
- *   sizes: --landing-jobs N --history-jobs N --budget-jobs N --budget-max-points P --floor S --memory-jobs N,M --concurrency a,b,c --exactness-jobs N
+ * `npm run bench [-- --quick] [-- --only budget,landing,writePath,memory,accounts,exactness,freshness,wholeAccount,scale,history] [-- --out file]`
+ *   sizes: --landing-jobs N --write-path-jobs N --history-jobs N --budget-jobs N --budget-max-points P --floor S --memory-jobs N,M --concurrency a,b,c --exactness-jobs N
  *          --freshness-accounts N --freshness-seconds S --edits-per-second R --burst-per-second R
  *          --whole-account-jobs N --whole-account-max-points P --whole-account-floor S
  *          --scale-accounts N --scale-jobs N --scale-processes a,b,c --scale-concurrency N --scale-one-worker-accounts N
@@ -26,6 +26,7 @@ const options: BenchOptions = {
   ...(only ? { only: only as BenchOptions["only"] } : {}),
   ...(flag("memory-jobs") ? { memoryJobs: flag("memory-jobs")!.split(",").map(Number) } : {}),
   ...(flag("landing-jobs") ? { landingJobs: Number(flag("landing-jobs")) } : {}),
+  ...(flag("write-path-jobs") ? { writePathJobs: Number(flag("write-path-jobs")) } : {}),
   ...(flag("history-jobs") ? { historyJobs: Number(flag("history-jobs")) } : {}),
   ...(flag("budget-jobs") ? { budgetJobs: Number(flag("budget-jobs")) } : {}),
   ...(flag("budget-max-points") ? { budgetMaxPoints: Number(flag("budget-max-points")) } : {}),

@@ -8,8 +8,9 @@ import { startEmulatorProcess } from "./emulatorProcess.js"
 import { describeMachine, machineInfo } from "./machine.js"
 import { defaultScaleOptions, quickScaleOptions, scaleBench, type ScaleOptions } from "./scale.js"
 import type { BenchResults } from "./report.js"
+import { writePathBench } from "./writePath.js"
 
-export type BenchName = "budget" | "landing" | "memory" | "accounts" | "exactness" | "freshness" | "wholeAccount" | "scale" | "history"
+export type BenchName = "budget" | "landing" | "writePath" | "memory" | "accounts" | "exactness" | "freshness" | "wholeAccount" | "scale" | "history"
 
 export interface BenchOptions {
   readonly only: ReadonlyArray<BenchName>
@@ -19,6 +20,8 @@ export interface BenchOptions {
   /** The budget run's floor in seconds; default: 30 s, or 1.5 x the unthrottled time of the same jobs when longer. */
   readonly floorSec?: number
   readonly landingJobs: number
+  /** Jobs of the write path's figure (the landing without the fetching, against COPY + merge and COPY). */
+  readonly writePathJobs: number
   /** Jobs of each backfill the history figure compares (off and on). */
   readonly historyJobs: number
   readonly memoryJobs: ReadonlyArray<number>
@@ -42,12 +45,13 @@ export interface BenchOptions {
 }
 
 export const defaultOptions: BenchOptions = {
-  only: ["landing", "budget", "memory", "accounts", "exactness", "freshness", "wholeAccount", "scale", "history"],
+  only: ["landing", "writePath", "budget", "memory", "accounts", "exactness", "freshness", "wholeAccount", "scale", "history"],
   budgetJobs: 100_000,
   // the issue's example bucket (10,000 points, 20,000 points/s: it holds half a second of restore) scaled to a
   // 30 s floor for 100,000 jobs: ~100,000 points/s restore, so 50,000 points
   budgetMaxPoints: 50_000,
   landingJobs: 200_000,
+  writePathJobs: 200_000,
   historyJobs: 100_000,
   memoryJobs: [100_000, 1_000_000],
   accounts: 50,
@@ -68,11 +72,12 @@ export const defaultOptions: BenchOptions = {
 
 /** Small sizes for the smoke test and a quick look: the same code paths, seconds instead of minutes. */
 export const quickOptions: BenchOptions = {
-  only: ["landing", "budget", "memory", "accounts", "exactness", "freshness", "wholeAccount", "scale", "history"],
+  only: ["landing", "writePath", "budget", "memory", "accounts", "exactness", "freshness", "wholeAccount", "scale", "history"],
   budgetJobs: 3_000,
   budgetMaxPoints: 10_000,
   floorSec: 3,
   landingJobs: 3_000,
+  writePathJobs: 3_000,
   historyJobs: 2_000,
   memoryJobs: [1_000, 3_000],
   accounts: 6,
@@ -105,6 +110,14 @@ export const runBench = (options: BenchOptions, command: string) =>
         const landing = yield* landingBench(emulator, options.landingJobs)
         results = { ...results, landing: { ...landing, goal: { copyRatio: 0.5 } } }
         yield* say(`landing: ${Math.round(landing.rowsPerSec)} rows/s, COPY ${Math.round(landing.copyRowsPerSec)} rows/s`)
+      }
+      if (wants("writePath")) {
+        yield* say(`writePath: ${options.writePathJobs} jobs landed without fetching, by the page statement and by COPY + merge, then COPY`)
+        const writePath = yield* writePathBench(options.writePathJobs)
+        results = { ...results, writePath: { ...writePath, goal: { copyRatio: 0.5 } } }
+        yield* say(
+          `writePath: page statement ${Math.round(writePath.pageStatement.rowsPerSec)} rows/s, COPY + merge ${Math.round(writePath.copyAndMerge.rowsPerSec)}, COPY ${Math.round(writePath.copyRowsPerSec)}`
+        )
       }
       if (wants("history")) {
         yield* say(`history: backfills of ${options.historyJobs} jobs with SYNC_HISTORY off and on, alternated`)
@@ -204,7 +217,7 @@ export const runBench = (options: BenchOptions, command: string) =>
   )
 
 /** The keys of `bench/results.json` that hold one benchmark's figures. */
-const benchmarkKeys: ReadonlyArray<string> = ["budget", "landing", "memory", "accounts", "exactness", "freshness", "wholeAccount", "scale"]
+const benchmarkKeys: ReadonlyArray<string> = ["budget", "landing", "writePath", "history", "memory", "accounts", "exactness", "freshness", "wholeAccount", "scale"]
 
 /**
  * The results written over `earlier`: a run that made every benchmark found there replaces the file; a partial run

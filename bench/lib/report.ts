@@ -2,6 +2,7 @@ import type { AccountsRun, BudgetResult, ExactnessResult, HistoryResult, Landing
 import type { FreshnessResult } from "./freshness.js"
 import type { MachineInfo } from "./machine.js"
 import type { ScaleResult } from "./scale.js"
+import type { WritePathResult } from "./writePath.js"
 
 export interface BenchResults {
   readonly machine: string
@@ -10,6 +11,7 @@ export interface BenchResults {
   readonly command: string
   readonly budget?: BudgetResult & { readonly goal: { readonly efficiency: number; readonly throttled: number; readonly speedupVsReactive: number } }
   readonly landing?: LandingResult & { readonly goal: { readonly copyRatio: number } }
+  readonly writePath?: WritePathResult & { readonly goal: { readonly copyRatio: number } }
   readonly history?: HistoryResult
   readonly memory?: {
     readonly peakRssMb100k?: number
@@ -67,6 +69,19 @@ export const renderResults = (r: BenchResults): string => {
     rows.push(["landing", "connector CPU s per 10k rows", f(l.cpuSecPer10k, 2), "", ""])
     if (l.postgresCpuSecPer10k !== undefined) rows.push(["landing", "Postgres CPU s per 10k rows", f(l.postgresCpuSecPer10k, 2), "", ""])
     if (l.emulatorCpuSecPer10k !== undefined) rows.push(["landing", "emulator CPU s per 10k rows", f(l.emulatorCpuSecPer10k, 2), "", ""])
+    if (l.fetchOnly !== undefined) {
+      const x = l.fetchOnly
+      rows.push(["landing", "fetching alone (no landing): rows/s, ratio to COPY", `${int(x.rowsPerSec)}, ${f(x.copyRatio, 3)}`, "", ""])
+      rows.push(["landing", "fetching alone: CPU s per 10k rows, connector / emulator", `${f(x.cpuSecPer10k)} / ${f(x.emulatorCpuSecPer10k)}`, "", ""])
+    }
+  }
+  if (r.writePath) {
+    const w = r.writePath
+    rows.push(["writePath", `(${int(w.jobs)} jobs landed without fetching, batches of ${w.batchPages} pages; COPY ${int(w.copyRowsPerSec)} rows/s, median of ${w.copyRunsSeconds.map((s) => f(s, 2)).join(" / ")} s)`, "", "", ""])
+    for (const [name, way] of [["page statement", w.pageStatement], ["COPY + merge", w.copyAndMerge]] as const) {
+      rows.push(["writePath", `${name}: rows/s, ratio to COPY`, `${int(way.rowsPerSec)}, ${f(way.copyRatio, 3)}`, name === "page statement" ? ">= 0.5" : "", name === "page statement" ? mark(way.copyRatio >= 0.5) : ""])
+      rows.push(["writePath", `${name}: CPU s per 10k rows, connector / Postgres`, `${f(way.connectorCpuSecPer10k)} / ${f(way.postgresCpuSecPer10k)}`, "", ""])
+    }
   }
   if (r.history) {
     const h = r.history

@@ -14,7 +14,8 @@ describe("npm run bench (smoke)", () => {
           {
             ...quickOptions,
             // wholeAccount has its own test below
-            only: ["landing", "budget", "memory", "accounts", "exactness", "freshness", "history"],
+            only: ["landing", "writePath", "budget", "memory", "accounts", "exactness", "freshness", "history"],
+            writePathJobs: 1_000,
             historyJobs: 1_000,
             budgetJobs: 2_000,
             floorSec: 2,
@@ -47,6 +48,17 @@ describe("npm run bench (smoke)", () => {
         expect(landing.copyRowsPerSec).toBeGreaterThan(0)
         expect(landing.copyRatio).toBeCloseTo(landing.rowsPerSec / landing.copyRowsPerSec, 6)
         expect(landing.cpuSecPer10k).toBeGreaterThan(0)
+        expect(landing.fetchOnly.rowsPerSec).toBeGreaterThan(0)
+        expect(landing.fetchOnly.copyRatio).toBeCloseTo(landing.fetchOnly.rowsPerSec / landing.copyRowsPerSec, 6)
+
+        // the write path alone, two ways over the same pages (the bench fails when they land different rows)
+        const w = r.writePath!
+        expect(w.jobs).toBe(1_000)
+        for (const way of [w.pageStatement, w.copyAndMerge]) {
+          expect(way.rowsPerSec).toBeGreaterThan(0)
+          expect(way.copyRatio).toBeCloseTo(way.rowsPerSec / w.copyRowsPerSec, 6)
+          expect(way.postgresCpuSecPer10k).toBeGreaterThan(0)
+        }
 
         // history: two backfills each way; every job one version, which takes bytes
         const h = r.history!
