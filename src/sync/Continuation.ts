@@ -35,7 +35,9 @@ export const reaskLimit = 10
 
 /** The ids a pass landed most recently, in list order: the rows a page may join on. Bounded. */
 export class RecentIds {
-  private readonly order: Array<string> = []
+  /** The ids in the order added, as a ring: the oldest is overwritten by the newest (no array shifted per id). */
+  private readonly ring: Array<string> = []
+  private next = 0
   private readonly set = new Set<string>()
 
   constructor(
@@ -46,12 +48,14 @@ export class RecentIds {
   }
 
   add(ids: ReadonlyArray<string>): void {
+    if (this.capacity <= 0) return
     for (const id of ids) {
       if (this.set.has(id)) continue
-      this.order.push(id)
+      if (this.ring.length === this.capacity) this.set.delete(this.ring[this.next]!)
+      this.ring[this.next] = id
+      this.next = (this.next + 1) % this.capacity
       this.set.add(id)
     }
-    while (this.order.length > this.capacity) this.set.delete(this.order.shift()!)
   }
 
   has(id: string): boolean {
@@ -60,11 +64,14 @@ export class RecentIds {
 
   /** The most recent ones, oldest first: what a checkpoint keeps for a resumed pass. */
   last(n: number): ReadonlyArray<string> {
-    return this.order.slice(-n)
+    const k = Math.max(0, Math.min(n, this.ring.length))
+    const out: Array<string> = []
+    for (let i = k; i > 0; i--) out.push(this.ring[(this.next - i + this.ring.length) % this.ring.length]!)
+    return out
   }
 
   get size(): number {
-    return this.order.length
+    return this.ring.length
   }
 }
 

@@ -4,7 +4,7 @@ import { CostBudget } from "../api/CostBudget.js"
 import type { ServiceError } from "../api/errors.js"
 import { type AccountCredentials, ServiceClient } from "../api/ServiceClient.js"
 import { type Answer, barrenPagesLimit, describePlace, type Place, reaskLimit, RecentIds, Walk } from "./Continuation.js"
-import { ConnectionShapeInvalid, type NodeSchemaMismatch, PagingStuck } from "./errors.js"
+import { ConnectionShapeInvalid, NodeSchemaMismatch, PagingStuck } from "./errors.js"
 import { mergeVariables, type Page, type ReceivedNode, type Variables } from "./model.js"
 import { landsFromBody } from "./landing/pageParams.js"
 import { at, pageChecks } from "./pageNodes.js"
@@ -144,7 +144,8 @@ export const PagerLive = Layer.effect(
           const nodes: Array<ReceivedNode> = []
           let complete = true
           for (const [i, raw] of connection.nodes.entries()) {
-            const node = yield* checks.node(raw, position)
+            const node = checks.node(raw, position)
+            if (node instanceof NodeSchemaMismatch) return yield* node
             let merged: Record<string, unknown> | undefined
             for (const child of children) {
               const got = yield* checks.children(raw, child, position)
@@ -162,7 +163,8 @@ export const PagerLive = Layer.effect(
               // the child connection as if it had come whole
               merged[child.field] = { nodes: [...got.nodes, ...rest.more], pageInfo: { hasNextPage: false } }
             }
-            yield* checks.customFields(raw, node.id, position)
+            const badFields = checks.customFields(raw, node.id, position)
+            if (badFields !== undefined) return yield* badFields
             if (merged !== undefined) {
               complete = false
               nodes.push({ node: { ...node, ...merged } as ReceivedNode["node"], raw: merged })

@@ -81,12 +81,15 @@ export const pageChecks = (accountId: string, stream: AnyStream, listing: boolea
     return Effect.succeed<ConnectionPage>({ nodes, hasNextPage: pageInfo.hasNextPage, endCursor: pageInfo.endCursor, cursors: edges?.map((e) => e.cursor) ?? undefined })
   }
 
-  /** One node checked against the stream's Schema (decoded when the guard refuses it, for the error or the value). */
-  const node = (raw: unknown, position: number) => {
-    if (isNode(raw)) return Effect.succeed(raw as ReceivedNode["node"])
+  /**
+   * One node checked against the stream's Schema (decoded when the guard refuses it, for the error or the value). A
+   * plain function, not an effect: a page's hundred nodes are checked in a loop that yields only on a mismatch.
+   */
+  const node = (raw: unknown, position: number): ReceivedNode["node"] | NodeSchemaMismatch => {
+    if (isNode(raw)) return raw as ReceivedNode["node"]
     const decoded = decodeNode(raw)
-    if (decoded._tag === "Left") return Effect.fail(mismatch(position, decoded.left, raw, ""))
-    return Effect.succeed(withNested(decoded.right, raw) as ReceivedNode["node"])
+    if (decoded._tag === "Left") return mismatch(position, decoded.left, raw, "")
+    return withNested(decoded.right, raw) as ReceivedNode["node"]
   }
 
   /** The child connection at `raw[child.field]`, each node checked against the child's Schema. */
@@ -102,14 +105,12 @@ export const pageChecks = (accountId: string, stream: AnyStream, listing: boolea
       return page
     })
 
-  /** The node's custom fields: a list, each with its kind and label. */
-  const customFields = (raw: unknown, nodeId: string, position: number) => {
-    if (stream.customFields === undefined || listing) return Effect.void
+  /** The node's custom fields: a list, each with its kind and label (undefined: they are, or the stream has none). */
+  const customFields = (raw: unknown, nodeId: string, position: number): NodeSchemaMismatch | undefined => {
+    if (stream.customFields === undefined || listing) return undefined
     const fields = (raw as { customFields?: unknown }).customFields
-    if (Array.isArray(fields) && fields.every(isCustomField)) return Effect.void
-    return Effect.fail(
-      new NodeSchemaMismatch({ accountId, stream: stream.name, field: "customFields", position, nodeId, detail: "expected a list of custom fields, each with __typename and label" })
-    )
+    if (Array.isArray(fields) && fields.every(isCustomField)) return undefined
+    return new NodeSchemaMismatch({ accountId, stream: stream.name, field: "customFields", position, nodeId, detail: "expected a list of custom fields, each with __typename and label" })
   }
 
   return { connection, node, children, customFields }

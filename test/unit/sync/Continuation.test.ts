@@ -234,4 +234,18 @@ describe("Walk", () => {
     expect(recent.last(10)).toEqual(["b", "c", "d"])
     expect(recent.has("a")).toBe(false)
   })
+
+  it("keeps the most recent ids in order as they wrap around its capacity many times", () => {
+    const recent = new RecentIds(5)
+    const ids = Array.from({ length: 23 }, (_, i) => `id${i + 1}`)
+    for (let i = 0; i < ids.length; i += 4) recent.add([...ids.slice(i, i + 4), "id1"].filter((id) => id !== "id1" || i === 0))
+    expect(recent.size).toBe(5)
+    expect(recent.last(5)).toEqual(["id19", "id20", "id21", "id22", "id23"])
+    expect(recent.last(2)).toEqual(["id22", "id23"])
+    expect(recent.last(50)).toEqual(["id19", "id20", "id21", "id22", "id23"])
+    expect(recent.has("id18")).toBe(false)
+    expect(recent.has("id19")).toBe(true)
+    recent.add(["id23", "id24"])
+    expect(recent.last(5)).toEqual(["id20", "id21", "id22", "id23", "id24"])
+  })
 })
