@@ -1,4 +1,4 @@
-#!/usr/bin/env -S MALLOC_ARENA_MAX=2 node --max-semi-space-size=8
+#!/usr/bin/env -S MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=131072 node --max-semi-space-size=8 --v8-pool-size=1
 // MALLOC_ARENA_MAX=2 (glibc's malloc, read before the first allocation, so it is set here): with its default of up
 // to 8 arenas a core, the threads of V8 and libuv each keep freed native memory in an arena of their own; two arenas
 // take 10 MB off the peak RSS of a backfill (203.5 -> 193.9 MB at 100,000 jobs) for the same time.
@@ -6,6 +6,12 @@
 // the Dockerfile's ENTRYPOINT and `npm run demo` carry it): a sync allocates a page's objects by the megabyte, and
 // with Node 24's default of up to 32 MB per semi-space the young generation alone held ~90 MB of a 100,000-job
 // backfill's 334 MB peak RSS; at 8 MB the same backfill runs as fast.
+// MALLOC_MMAP_THRESHOLD_=131072 (glibc): blocks of 128 KB and more are mapped and given back when freed. Without it
+// glibc raises the threshold to the largest block freed so far (a batch's statement parameters, up to 1.5 MB), and
+// from then on such blocks come from the arenas, which keep them: the 1,000,000-job backfill's peak RSS grew to
+// 231.7 MB (181.0 MB with it). --v8-pool-size=1: one V8 platform thread (concurrent marking and compiling) instead of
+// four, each with memory of its own while it works: with both, the 100,000-job backfill's peak RSS was 180-189 MB in
+// six runs, against 166-220 MB without (two modes: whether those threads' memory peaked together).
 import { ensureBundle } from "./bundle.mjs"
 
 await import(ensureBundle())

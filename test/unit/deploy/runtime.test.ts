@@ -19,16 +19,16 @@ describe("runtime: Node 24 LTS", () => {
     for (const image of stages) expect(image).toMatch(/^node:24-/)
   })
 
-  it("the program starts with its young generation capped and two malloc arenas wherever it ships: bin's shebang, the Dockerfile, npm run demo, the bench's children", () => {
-    const flag = "--max-semi-space-size=8"
-    const arenas = "MALLOC_ARENA_MAX=2"
-    expect(fs.readFileSync(path.join(root, "bin", "account-sync.mjs"), "utf8").split("\n")[0]).toBe(`#!/usr/bin/env -S ${arenas} node ${flag}`)
+  it("the program starts with its young generation capped, one V8 platform thread, two malloc arenas and a fixed mmap threshold wherever it ships: bin's shebang, the Dockerfile, npm run demo, the bench's children", () => {
+    const flags = ["--max-semi-space-size=8", "--v8-pool-size=1"]
+    const malloc = "MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=131072"
+    expect(fs.readFileSync(path.join(root, "bin", "account-sync.mjs"), "utf8").split("\n")[0]).toBe(`#!/usr/bin/env -S ${malloc} node ${flags.join(" ")}`)
     const dockerfile = fs.readFileSync(path.join(root, "Dockerfile"), "utf8")
-    expect(dockerfile).toContain(`ENTRYPOINT ["node", "${flag}", "/app/bin/account-sync.mjs"]`)
-    expect(dockerfile).toContain(`ENV ${arenas}\n`)
+    expect(dockerfile).toContain(`ENTRYPOINT ["node", ${flags.map((f) => `"${f}"`).join(", ")}, "/app/bin/account-sync.mjs"]`)
+    expect(dockerfile).toContain(`ENV ${malloc}\n`)
     const pkg = JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8")) as { scripts: Record<string, string> }
-    expect(pkg.scripts.demo).toBe(`${arenas} node ${flag} bin/account-sync.mjs demo`)
-    expect(nodeArgs).toEqual([flag])
-    expect(nodeEnv).toEqual({ MALLOC_ARENA_MAX: "2" })
+    expect(pkg.scripts.demo).toBe(`${malloc} node ${flags.join(" ")} bin/account-sync.mjs demo`)
+    expect(nodeArgs).toEqual(flags)
+    expect(nodeEnv).toEqual({ MALLOC_ARENA_MAX: "2", MALLOC_MMAP_THRESHOLD_: "131072" })
   })
 })
