@@ -1,4 +1,4 @@
-#!/usr/bin/env -S MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=131072 node --max-semi-space-size=8 --v8-pool-size=1
+#!/usr/bin/env -S MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=131072 node --max-semi-space-size=8 --v8-pool-size=2
 // MALLOC_ARENA_MAX=2 (glibc's malloc, read before the first allocation, so it is set here): with its default of up
 // to 8 arenas a core, the threads of V8 and libuv each keep freed native memory in an arena of their own; two arenas
 // take 10 MB off the peak RSS of a backfill (203.5 -> 193.9 MB at 100,000 jobs) for the same time.
@@ -9,9 +9,11 @@
 // MALLOC_MMAP_THRESHOLD_=131072 (glibc): blocks of 128 KB and more are mapped and given back when freed. Without it
 // glibc raises the threshold to the largest block freed so far (a batch's statement parameters, up to 1.5 MB), and
 // from then on such blocks come from the arenas, which keep them: the 1,000,000-job backfill's peak RSS grew to
-// 231.7 MB (181.0 MB with it). --v8-pool-size=1: one V8 platform thread (concurrent marking and compiling) instead of
-// four, each with memory of its own while it works: with both, the 100,000-job backfill's peak RSS was 180-189 MB in
-// six runs, against 166-220 MB without (two modes: whether those threads' memory peaked together).
+// 231.7 MB (181.0 MB with it). --v8-pool-size=2: two V8 platform threads (concurrent marking and compiling) instead
+// of four, each with memory of its own while it works: runs of the 100,000-job backfill fell in two modes, 166-169
+// or 205-220 MB, by whether those peaked together; with both settings 167-186 MB in six runs. One thread was tried:
+// the backfill's peak was as low, but a worker's heap grew while its one helper marked (peak RSS per worker +15 to
+// +35 MB, one worker holding 500 accounts 469 MB against 392).
 import { ensureBundle } from "./bundle.mjs"
 
 await import(ensureBundle())
