@@ -27,7 +27,7 @@ RUN node bin/account-sync.mjs --help > /dev/null \
 USER node
 EXPOSE 8080
 # node is PID 1's child only through this exec-form entrypoint: SIGTERM reaches node directly.
-# glibc's malloc arenas (see bin/account-sync.mjs): read at start, so an environment variable of the image
+# glibc's malloc arenas and mmap threshold (see bin/account-sync.mjs): read at start, so environment variables of the image
 ENV MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=131072
 ENTRYPOINT ["node", "--max-semi-space-size=8", "--v8-pool-size=2", "/app/bin/account-sync.mjs"]
 CMD ["--help"]

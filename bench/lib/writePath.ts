@@ -11,8 +11,9 @@ import { serviceSchema } from "../../src/emulator/schema.js"
 import { VirtualClock } from "../../src/emulator/VirtualClock.js"
 import { Checkpoints, CheckpointsLive } from "../../src/sync/Checkpoints.js"
 import type { PageRows } from "../../src/sync/landing/pageParams.js"
+import { quoted } from "../../src/sync/landing/steps.js"
+import { at } from "../../src/sync/pageNodes.js"
 import { gatherPages } from "../../src/sync/Pager.js"
-import type { Column } from "../../src/sync/streams/Stream.js"
 import { Warehouse, WarehouseLive } from "../../src/sync/Warehouse.js"
 import { jobScalarsStream } from "../../test/support/jobsOnly.js"
 import { copyBaseline } from "./benchmarks.js"
@@ -97,16 +98,12 @@ const measured = async (rows: number, run: () => Promise<void>) => {
   return { rowsPerSec: rows / seconds, connectorCpuSecPer10k: ((cpu.user + cpu.system) / 1e6) * per10k, postgresCpuSecPer10k: postgresCpuSince(pg0) * per10k }
 }
 
-const quoted = (name: string) => `"${name.replace(/"/g, '""')}"`
-
 /** COPY's text format of one value: \N for null, objects as JSON, backslash, tab and line ends escaped. */
 const copyText = (value: unknown): string => {
   if (value === null || value === undefined) return "\\N"
   const text = typeof value === "object" ? JSON.stringify(value) : String(value)
   return text.replace(/[\\\t\n\r]/g, (c) => (c === "\\" ? "\\\\" : c === "\t" ? "\\t" : c === "\n" ? "\\n" : "\\r"))
 }
-const valueAt = (node: Record<string, unknown>, c: Column): unknown =>
-  c.path.reduce<unknown>((v, key) => (v === null || v === undefined ? v : (v as Record<string, unknown>)[key]), node)
 
 const mergeSql = (() => {
   const cols = [...columns.map((c) => quoted(c.column)), "raw"]
@@ -126,7 +123,7 @@ const copyAndMerge = async (client: pg.Client, accountId: string, pages: Readonl
     position += batch.length * pageSize
     const lines: Array<string> = []
     for (const page of batch) {
-      for (const node of page.nodes) lines.push(`${[node.id, ...columns.map((c) => copyText(valueAt(node, c))), copyText(node)].join("\t")}\n`)
+      for (const node of page.nodes) lines.push(`${[node.id, ...columns.map((c) => copyText(at(node, c.path))), copyText(node)].join("\t")}\n`)
     }
     await client.query("BEGIN")
     await pipeline(Readable.from([Buffer.from(lines.join(""))]), client.query(copyFrom(`COPY copied (id, ${columns.map((c) => quoted(c.column)).join(", ")}, raw) FROM STDIN`)))

@@ -61,7 +61,8 @@ export const nodesStep: LandingStep = {
   }
 }
 
-const quoted = (name: string) => `"${name.replace(/"/g, '""')}"`
+/** An SQL identifier, quoted. */
+export const quoted = (name: string) => `"${name.replace(/"/g, '""')}"`
 
 /** A number written as text (a coordinate some types send as a string): anything else is not cast. */
 export const numberText = "^\\s*[-+]?([0-9]+\\.?[0-9]*|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*$"

@@ -48,15 +48,18 @@ describe("npm run bench (smoke)", () => {
         expect(landing.copyRowsPerSec).toBeGreaterThan(0)
         expect(landing.copyRatio).toBeCloseTo(landing.rowsPerSec / landing.copyRowsPerSec, 6)
         expect(landing.cpuSecPer10k).toBeGreaterThan(0)
-        expect(landing.fetchOnly.rowsPerSec).toBeGreaterThan(0)
-        expect(landing.fetchOnly.copyRatio).toBeCloseTo(landing.fetchOnly.rowsPerSec / landing.copyRowsPerSec, 6)
+        // fetching alone: the bench itself fails unless every job was fetched; here, that it was timed and costed
+        expect(landing.fetchOnly.copyRatio).toBeGreaterThan(0)
+        expect(landing.fetchOnly.cpuSecPer10k).toBeGreaterThan(0)
+        expect(landing.fetchOnly.emulatorCpuSecPer10k).toBeGreaterThan(0)
 
-        // the write path alone, two ways over the same pages (the bench fails when they land different rows)
+        // the write path alone, two ways over the same pages: the bench itself fails unless both landed every job
+        // alike; here, that each way was timed against COPY and cost the connector and Postgres something
         const w = r.writePath!
-        expect(w.jobs).toBe(1_000)
+        expect(w.copyRunsSeconds).toHaveLength(3)
         for (const way of [w.pageStatement, w.copyAndMerge]) {
-          expect(way.rowsPerSec).toBeGreaterThan(0)
-          expect(way.copyRatio).toBeCloseTo(way.rowsPerSec / w.copyRowsPerSec, 6)
+          expect(way.copyRatio).toBeGreaterThan(0)
+          expect(way.connectorCpuSecPer10k).toBeGreaterThan(0)
           expect(way.postgresCpuSecPer10k).toBeGreaterThan(0)
         }
 
