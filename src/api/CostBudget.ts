@@ -66,7 +66,9 @@ export interface CostBudgetShape {
 /**
  * Per account, a mirror of the service's leaky bucket, restored over time with `Clock`. Answers are stamped
  * when they arrive (after the service measured the bucket), so the mirror never believes in more points than the
- * service has. It assumes one query in flight per account at a time, which is how the sync engine pages.
+ * service has. It assumes one query in flight per account at a time, which is how the sync engine pages, but for a
+ * page the Pager fetches ahead: that one it asks only while the mirror holds two pages' points (the mirror set from
+ * an answer does not count the page still in flight), so the service always has the points of both.
  */
 /** The query-cost bucket the service documents per app and account (points). */
 export const DOCUMENTED_BUCKET_MAXIMUM = 10_000

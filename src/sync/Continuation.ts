@@ -179,6 +179,15 @@ export class Walk {
     return this.nextPlace
   }
 
+  /**
+   * Where the page after the one asked at `place` (paging by offset, asked as the next page) will be asked if it comes
+   * back full and joins: what a page fetched ahead is asked at. Undefined when that cannot be known before the answer.
+   */
+  nextIfFull(place: Place, first: number): Place | undefined {
+    if (place._tag !== "Offset" || this.paging !== "offset" || this.ask !== "next") return undefined
+    return atOffset(Math.max(0, place.offset + first - Math.max(0, Math.min(first - 1, overlapRows))))
+  }
+
   private overlap(first: number): number {
     // a larger overlap where rows were left out, but never more than an eighth of the page (small pages must advance)
     return Math.max(0, Math.min(first - 1, this.gaps ? Math.max(overlapRows, Math.min(overlapRowsWithGaps, Math.floor(first / 8))) : overlapRows))

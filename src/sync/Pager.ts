@@ -1,4 +1,4 @@
-import { type Cause, Chunk, Clock, Context, Duration, Effect, type Exit, Layer, Option, ParseResult, Queue, Schema, Stream } from "effect"
+import { type Cause, Chunk, Clock, Context, Duration, Effect, Either, type Exit, Fiber, Layer, Option, ParseResult, Queue, Schema, Stream } from "effect"
 import { estimateQueryCost } from "../api/costEstimate.js"
 import { CostBudget } from "../api/CostBudget.js"
 import type { ServiceError } from "../api/errors.js"
@@ -42,7 +42,8 @@ export class Pager extends Context.Tag("account-sync/Pager")<
      * `hasNextPage: false`), from `position`, each asked a little before where the last ended and joined on a row
      * already landed (see Continuation), always passing `first` (sized by the account's CostBudget, with each child
      * connection's inner page). A parent whose child connection says more follow gets the rest in follow-up queries
-     * before its page is given out: no child is cut off. Every node and child is checked (pageNodes).
+     * before its page is given out: no child is cut off. Every node and child is checked (pageNodes). While pages
+     * come back full and the bucket has room, the page after the one in flight is asked too (see nextPage).
      */
     readonly pages: <E>(request: PagesRequest<E>) => Stream.Stream<Page, PagerError | E>
     /** How many rows the connection holds (every partition) in `variables`' filter; and what the count cost. */
@@ -59,6 +60,27 @@ class ParentMoved {
   readonly _tag = "ParentMoved"
   /** Points spent on the page and its follow-ups so far. */
   constructor(readonly costPoints: number) {}
+}
+
+/**
+ * A page asked before the walk knew it would ask it: where the page after the one being fetched will be asked if
+ * that one comes back full (Walk.nextIfFull), with the same sizes. It is used only if the walk then asks exactly
+ * there with exactly those sizes; otherwise it is interrupted and nothing of it is used.
+ */
+interface Ahead<A, E> {
+  readonly place: Place
+  readonly first: number
+  readonly inner: ReadonlyMap<ChildDefinition, number>
+  readonly fiber: Fiber.RuntimeFiber<A, E>
+}
+
+const samePlace = (a: Place, b: Place) =>
+  a._tag === "Offset" ? b._tag === "Offset" && a.offset === b.offset : b._tag === "After" && a.after === b.after
+
+const sameSizes = (a: ReadonlyMap<ChildDefinition, number>, b: ReadonlyMap<ChildDefinition, number>) => {
+  if (a.size !== b.size) return false
+  for (const [child, k] of a) if (b.get(child) !== k) return false
+  return true
 }
 
 /** One ask of a page: its nodes checked (their children followed up in full), what the walk needs, its cost. */
@@ -189,9 +211,42 @@ export const PagerLive = Layer.effect(
 
       const stuck = (place: Place, detail: string) => new PagingStuck({ accountId, stream: stream.name, at: describePlace(place), detail })
 
-      /** The next page of the partition: asked where the walk says, again until it joins the rows landed (bounded). */
-      const nextPage = (partition: number, walk: Walk) =>
+      /**
+       * Whether a page may be fetched ahead: the account's bucket, as mirrored, holds the points of two such pages. The
+       * mirror is set from each answer, which does not count the page still in flight; with two pages' points there,
+       * the page in flight and the one asked ahead both fit, so fetching ahead never draws a THROTTLED answer. Where
+       * the bucket binds, pages are asked one at a time as before: the points, not the round trips, set the pace.
+       */
+      const roomAhead = (partition: number, place: Place, first: number, inner: ReadonlyMap<ChildDefinition, number>) =>
         Effect.gen(function* () {
+          const { bucket } = yield* budget.stats(accountId)
+          if (bucket === undefined) return false
+          const variables: Record<string, unknown> = { ...variablesOf(partition), first, ...placeVariables(place) }
+          for (const [child, k] of inner) variables[child.firstVariable] = k
+          return bucket.available >= 2 * (yield* budget.estimate(accountId, documentOf("offset"), variables))
+        })
+
+      type FetchOf = ReturnType<typeof fetch>
+      type PageAhead = Ahead<Effect.Effect.Success<FetchOf>, Effect.Effect.Error<FetchOf>>
+      const dropAhead = (ahead: PageAhead | undefined) => (ahead === undefined ? Effect.void : Fiber.interrupt(ahead.fiber))
+      /** The last page fetched ahead: dropped when the stream ends, however it ends (a consumer may stop early). */
+      let lastAhead: PageAhead | undefined
+
+      /**
+       * The next page of the partition: asked where the walk says, again until it joins the rows landed (bounded).
+       * `ahead`: the page fetched ahead while the one before was fetched, used if it is the one asked. While pages come
+       * back full, the page after this one is fetched ahead meanwhile (one request more in flight): the service
+       * prepares it while this one is read and checked. Nothing about a page changes by being fetched early; one fetched
+       * where the walk does not ask (a short page, a page asked again, the end of the list) is dropped.
+       */
+      const nextPage = (partition: number, walk: Walk, ahead: PageAhead | undefined, fetchAhead: boolean) => {
+        let next: PageAhead | undefined
+        const dropNext = Effect.suspend(() => {
+          const dropped = next
+          next = undefined
+          return dropAhead(dropped)
+        })
+        return Effect.gen(function* () {
           const variablesFor = (first: number, inner: ReadonlyMap<ChildDefinition, number>) => {
             const v: Record<string, unknown> = { ...variablesOf(partition), first, offset: 0 }
             for (const [child, k] of inner) v[child.firstVariable] = k
@@ -201,6 +256,8 @@ export const PagerLive = Layer.effect(
           const pointsBound = reaskLimit * estimateQueryCost(documentOf(walk.pagingBy), variablesFor(first, inner))
           const firstPlace = walk.place(first)
           let place = firstPlace
+          let pending = ahead !== undefined && samePlace(ahead.place, firstPlace) && ahead.first === first && sameSizes(ahead.inner, inner) ? ahead : undefined
+          if (pending === undefined) yield* dropAhead(ahead)
           let wasted = 0
           const answers = new Set<string>()
           let why = ""
@@ -214,9 +271,22 @@ export const PagerLive = Layer.effect(
                 `asked ${asks} times, from ${describePlace(firstPlace)} back to ${describePlace(place)}, ${Math.round(wasted)} points spent, and the page never joined the rows landed (last: ${why}): the list keeps moving under the pass${same}`
               )
             }
-            const fetched = yield* fetch(partition, place, first, inner, place._tag === "Offset" ? place.offset : walk.position).pipe(Effect.either)
+            const asked = fetch(partition, place, first, inner, place._tag === "Offset" ? place.offset : walk.position)
+            const guess = asks === 0 && fetchAhead ? walk.nextIfFull(place, first) : undefined
+            const after = guess !== undefined && guess._tag === "Offset" && !listEnds(guess.offset) && (yield* roomAhead(partition, guess, first, inner)) ? guess : undefined
+            let fetched: Either.Either<Effect.Effect.Success<FetchOf>, Effect.Effect.Error<FetchOf>>
+            if (after !== undefined && after._tag === "Offset") {
+              // this page's request goes first (its points too), then the one after it
+              const current = pending?.fiber ?? (yield* Effect.fork(asked))
+              next = lastAhead = { place: after, first, inner, fiber: yield* Effect.fork(fetch(partition, after, first, inner, after.offset)) }
+              fetched = yield* Effect.either(Fiber.join(current)).pipe(Effect.onInterrupt(() => Fiber.interrupt(current)))
+            } else {
+              fetched = yield* Effect.either(pending !== undefined ? Fiber.join(pending.fiber) : asked)
+            }
+            pending = undefined
             if (fetched._tag === "Left") {
               if (!(fetched.left instanceof ParentMoved)) return yield* Effect.fail(fetched.left)
+              yield* dropNext
               wasted += fetched.left.costPoints
               why = "the list moved while the children of a page were followed up"
               yield* Effect.logInfo(`${describePlace(place)}: ${why}; asking the page again further back`)
@@ -233,6 +303,7 @@ export const PagerLive = Layer.effect(
               wasted += page.costPoints
               walk.useCursors()
               place = walk.place(first)
+              yield* dropNext
               continue
             }
             if (verdict._tag === "AskAgain") {
@@ -240,6 +311,7 @@ export const PagerLive = Layer.effect(
               yield* Effect.logInfo(`${describePlace(place)}: ${verdict.why}`)
               wasted += page.costPoints
               place = verdict.place
+              yield* dropNext
               continue
             }
             walk.landed(page)
@@ -264,19 +336,28 @@ export const PagerLive = Layer.effect(
               fetchedAtMs: page.fetchedAtMs,
               overheadPoints: wasted + reread
             }
-            return { page: landed, continues }
+            // the page after, fetched ahead, is of this partition's list: kept while the list continues
+            const full = continues && page.nodes.length === first
+            if (!continues) yield* dropNext
+            return { page: landed, continues, full, ahead: next }
           }
-        })
+        }).pipe(Effect.onError(() => dropNext))
+      }
 
       const walkFrom = (recent: RecentIds, position: number) => new Walk(recent, position, ignoresOffset.has(key) ? "after" : "offset")
-      const start = { partition: request.partition ?? 0, walk: walkFrom(new RecentIds(recentCapacity, request.anchors ?? []), request.position ?? 0) }
-      return Stream.paginateEffect(start, ({ partition, walk }) =>
-        Effect.map(nextPage(partition, walk), ({ page, continues }) => {
-          if (continues) return [page, Option.some({ partition, walk })] as const
+      const start = {
+        partition: request.partition ?? 0,
+        walk: walkFrom(new RecentIds(recentCapacity, request.anchors ?? []), request.position ?? 0),
+        ahead: undefined as PageAhead | undefined,
+        full: false
+      }
+      return Stream.paginateEffect(start, ({ partition, walk, ahead, full }) =>
+        Effect.map(nextPage(partition, walk, ahead, full), ({ page, continues, full, ahead }) => {
+          if (continues) return [page, Option.some({ partition, walk, ahead, full })] as const
           if (partition + 1 >= partitions.length) return [page, Option.none()] as const
-          return [page, Option.some({ partition: partition + 1, walk: walkFrom(new RecentIds(recentCapacity), 0) })] as const
+          return [page, Option.some({ partition: partition + 1, walk: walkFrom(new RecentIds(recentCapacity), 0), ahead: undefined, full: false })] as const
         })
-      )
+      ).pipe(Stream.ensuring(Effect.suspend(() => dropAhead(lastAhead))))
     }
 
     const count = <E>(credentials: AccountCredentials<E>, stream: AnyStream, variables: Variables) =>

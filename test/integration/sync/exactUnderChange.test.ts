@@ -21,11 +21,13 @@ const churning = serviceProxy({
     Effect.gen(function* () {
       if (operationName !== "JobsPage" || typeof variables.offset !== "number" || (variables.filter as { ids?: unknown } | null)?.ids) return
       pagesSeen++
-      if (pagesSeen < 2 || pagesSeen > 8 || pagesSeen % 2 === 1) return
+      if (pagesSeen < 3 || pagesSeen > 10 || pagesSeen % 2 === 1) return
       const accountId = emulator.accounts[0]!.accountId
       const live = yield* emulator.admin.listRecords({ accountId, collection: "jobs" })
       const offset = variables.offset as number
-      const behind = live.slice(0, offset).map((j) => j.id)
+      // behind: rows of pages already answered (the page before this one may still be in flight: this one was
+      // fetched ahead of its answer)
+      const behind = live.slice(0, Math.max(0, offset - 100)).map((j) => j.id)
       const ahead = live.slice(offset + 100).map((j) => j.id)
       const pick = (ids: ReadonlyArray<string>, n: number, salt: number) => ids.filter((_, i) => (i * 7919 + salt) % Math.max(1, Math.floor(ids.length / n)) === 0).slice(0, n)
       const gone = [...pick(behind, 3, pagesSeen), ...pick(ahead, 2, pagesSeen)]

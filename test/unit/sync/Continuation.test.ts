@@ -62,21 +62,33 @@ const pass = (options: {
   }
   const landed = new Set<string>()
   const walk = new Walk(new RecentIds(500), 0)
+  // the page the Pager fetches ahead (Walk.nextIfFull, asked with each page's first ask) against where the walk asks
+  const ahead = { made: 0, used: 0, wrongAfterFull: 0 }
+  let predicted: Place | undefined
   let asks = 0
   let pages = 0
   let unchecked = 0
   for (; pages < 20_000; pages++) {
     churn(walk.position)
     let place = walk.place(options.first)
+    if (predicted !== undefined) {
+      if (JSON.stringify(predicted) === JSON.stringify(place)) ahead.used++
+      predicted = undefined
+    }
     for (let attempt = 0; ; attempt++) {
       if (attempt > 40) throw new Error(`no join after 40 asks at ${JSON.stringify(place)}`)
+      const after = attempt === 0 ? walk.nextIfFull(place, options.first) : undefined
+      if (after !== undefined) ahead.made++
       const answer = serve(place, options.first)
       const verdict = walk.judge(answer)
       if (verdict._tag === "Joined") {
         for (const id of answer.ids.slice(verdict.newFrom)) landed.add(id)
         if (!verdict.checked) unchecked++
         walk.landed(answer)
-        if (!answer.hasNextPage) return { landed, existedAll, asks, pages: pages + 1, unchecked, paging: walk.pagingBy }
+        if (!answer.hasNextPage) return { landed, existedAll, asks, pages: pages + 1, unchecked, paging: walk.pagingBy, ahead }
+        // a full page that joined at its first ask: the walk must ask next exactly where the page ahead was fetched
+        if (after !== undefined && answer.ids.length === options.first && JSON.stringify(walk.place(options.first)) !== JSON.stringify(after)) ahead.wrongAfterFull++
+        predicted = after
         break
       }
       asks++
@@ -128,6 +140,8 @@ describe("paging by position with a join", () => {
     expect(r.asks).toBe(0)
     // 0, 99, 198, ... 990: the eleventh page reaches the end (hasNextPage false)
     expect(r.pages).toBe(11)
+    // each page but the last was fetched ahead, where the walk then asked it
+    expect(r.ahead).toEqual({ made: 11, used: 10, wrongAfterFull: 0 })
   })
 
   it("deletions behind the pass (the offset-cursor skip) lose no row that existed throughout", () => {
@@ -171,6 +185,31 @@ describe("pages shorter than first: the service leaves rows out after paging", (
 
   it("small pages (first 2) still advance and land every row", () => {
     expectEveryRowLanded(pass({ size: 300, first: 2, seed: 5, service: { withhold: 0.3 } }), "first 2")
+  })
+})
+
+describe("the page fetched ahead (Walk.nextIfFull)", () => {
+  it("is where the walk asks next whenever the page before came back full and joined at its first ask: under deletions, churn and rows left out", () => {
+    for (let seed = 1; seed <= 20; seed++) {
+      for (const r of [pass({ size: 2000, first: 100, seed, churn: deletionsBehind }), pass({ size: 1500, first: 40, seed, churn: anywhere })]) {
+        expect(r.ahead.wrongAfterFull, `seed ${seed}`).toBe(0)
+        expect(r.ahead.used, `seed ${seed}`).toBeGreaterThan(0)
+      }
+      // pages with rows left out are rarely full: what is fetched ahead after them is mostly dropped
+      for (const r of [
+        pass({ size: 2000, first: 100, seed, service: { withhold: 0.25 }, churn: deletionsBehind }),
+        pass({ size: 1500, first: 40, seed, service: { withhold: 0.2 }, churn: anywhere })
+      ]) expect(r.ahead.wrongAfterFull, `seed ${seed}`).toBe(0)
+    }
+  })
+
+  it("is not guessed when pages are asked after cursors", () => {
+    const r = pass({ size: 1000, first: 100, seed: 2, service: { ignoreOffset: true } })
+    expect(r.paging).toBe("after")
+    // three pages by offset (the second, 99 on, is not yet far enough to tell; the third is), none after the switch
+    expect(r.ahead).toEqual({ made: 3, used: 2, wrongAfterFull: 0 })
+    const walk = new Walk(new RecentIds(10), 0, "after")
+    expect(walk.nextIfFull(walk.place(10), 10)).toBeUndefined()
   })
 })
 
