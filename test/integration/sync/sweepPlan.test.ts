@@ -2,7 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { jobsStream } from "../../../src/sync/streams/jobs.js"
-import { Checkpoints, CheckpointsLive, seenIds } from "../../../src/sync/Checkpoints.js"
+import { Checkpoints, CheckpointsLive, seenIds, unseenStatement } from "../../../src/sync/Checkpoints.js"
 import { sweepPlannerSettings, sweepStatement } from "../../../src/sync/landing/sweep.js"
 import { Warehouse, WarehouseLive } from "../../../src/sync/Warehouse.js"
 import { finishFullPass } from "../../../src/sync/PassEnd.js"
@@ -93,6 +93,31 @@ layer(TestLayer, { timeout: 120_000, excludeTestServices: true })("end-of-pass s
       expect(seconds).toBeLessThan(10)
       const marked = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM jobs WHERE account_id = 'acc-big' AND deleted_at IS NOT NULL`
       expect(marked[0]!.n).toBe(7)
+    })
+  )
+
+  it.effect("the rows the pass did not see (the sweep's candidates, re-read before it) are found the same way: no nested loop, 7 among 60,000", () =>
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const checkpoints = yield* Checkpoints
+      yield* seedJobs("acc-unseen", 60_000)
+      yield* checkpoints.begin("acc-unseen", jobsStream, "full")
+      yield* seedSeen("acc-unseen", 60_000, 7)
+      expect(yield* neverAnalyzed).toBe(true)
+      const plan = yield* sql.withTransaction(
+        Effect.gen(function* () {
+          yield* sql.unsafe(sweepPlannerSettings)
+          const rows = yield* sql<{ "QUERY PLAN": Array<{ Plan: Record<string, unknown> }> }>`
+            EXPLAIN (FORMAT JSON) ${unseenStatement(sql, { accountId: "acc-unseen", stream: "jobs", table: "jobs", after: "", limit: 500 })}`
+          return rows[0]!["QUERY PLAN"][0]!.Plan
+        })
+      )
+      const nodes = planNodes(plan)
+      expect(nodes.filter((n) => n.startsWith("Nested Loop")), nodes.join(" > ")).toEqual([])
+      // planned as a nested loop over the seen ids, this call ran for minutes (60,000 x 60,000 comparisons)
+      const unseen = yield* checkpoints.unseen("acc-unseen", jobsStream, "", 500)
+      const expected = Array.from({ length: 7 }, (_, k) => `Z2lkOi8vSm9iLyR7bn0=${60_000 - 6 + k}`).sort()
+      expect([...unseen].sort()).toEqual(expected)
     })
   )
 })
