@@ -185,12 +185,13 @@ export class Walk {
    */
   nextIfFull(place: Place, first: number): Place | undefined {
     if (place._tag !== "Offset" || this.paging !== "offset" || this.ask !== "next") return undefined
-    return atOffset(Math.max(0, place.offset + first - Math.max(0, Math.min(first - 1, overlapRows))))
+    // a full page leaves no gaps: the overlap `place` would take after it
+    return atOffset(Math.max(0, place.offset + first - this.overlap(first, false)))
   }
 
-  private overlap(first: number): number {
+  private overlap(first: number, gaps = this.gaps): number {
     // a larger overlap where rows were left out, but never more than an eighth of the page (small pages must advance)
-    return Math.max(0, Math.min(first - 1, this.gaps ? Math.max(overlapRows, Math.min(overlapRowsWithGaps, Math.floor(first / 8))) : overlapRows))
+    return Math.max(0, Math.min(first - 1, gaps ? Math.max(overlapRows, Math.min(overlapRowsWithGaps, Math.floor(first / 8))) : overlapRows))
   }
 
   /** Whether the page asked at `answer.place` joins the rows landed, or where to ask it again. */

@@ -3,7 +3,7 @@ import { estimateQueryCost } from "../api/costEstimate.js"
 import { CostBudget } from "../api/CostBudget.js"
 import type { ServiceError } from "../api/errors.js"
 import { type AccountCredentials, ServiceClient } from "../api/ServiceClient.js"
-import { type Answer, barrenPagesLimit, describePlace, type Place, reaskLimit, RecentIds, Walk } from "./Continuation.js"
+import { type Answer, atOffset, barrenPagesLimit, describePlace, type Place, reaskLimit, RecentIds, Walk } from "./Continuation.js"
 import { ConnectionShapeInvalid, NodeSchemaMismatch, PagingStuck } from "./errors.js"
 import { mergeVariables, type Page, type ReceivedNode, type Variables } from "./model.js"
 import { landsFromBody } from "./landing/pageParams.js"
@@ -111,6 +111,12 @@ export const PagerLive = Layer.effect(
       const listEnds = (position: number) => request.atMost !== undefined && position >= request.atMost
       const variablesOf = (partition: number): Variables => mergeVariables(request.variables, partitions[partition]!)
       const placeVariables = (place: Place) => (place._tag === "Offset" ? { offset: place.offset } : { after: place.after })
+      /** A page's variables: the partition's, its size and place, and each child connection's inner page. */
+      const pageVariables = (partition: number, place: Place, first: number, inner: ReadonlyMap<ChildDefinition, number>) => {
+        const variables: Record<string, unknown> = { ...variablesOf(partition), first, ...placeVariables(place) }
+        for (const [child, k] of inner) variables[child.firstVariable] = k
+        return variables
+      }
       const key = `${accountId}\u0000${stream.name}`
 
       /**
@@ -157,8 +163,7 @@ export const PagerLive = Layer.effect(
       const fetch = (partition: number, place: Place, first: number, inner: ReadonlyMap<ChildDefinition, number>, position: number) =>
         Effect.gen(function* () {
           const document = documentOf(place._tag === "Offset" ? "offset" : "after")
-          const variables: Record<string, unknown> = { ...variablesOf(partition), first, ...placeVariables(place) }
-          for (const [child, k] of inner) variables[child.firstVariable] = k
+          const variables = pageVariables(partition, place, first, inner)
           const fetchedAtMs = yield* Clock.currentTimeMillis
           const result = yield* client.execute(credentials, document, variables)
           let costPoints = result.cost?.actualQueryCost ?? 0
@@ -221,9 +226,7 @@ export const PagerLive = Layer.effect(
         Effect.gen(function* () {
           const { bucket } = yield* budget.stats(accountId)
           if (bucket === undefined) return false
-          const variables: Record<string, unknown> = { ...variablesOf(partition), first, ...placeVariables(place) }
-          for (const [child, k] of inner) variables[child.firstVariable] = k
-          return bucket.available >= 2 * (yield* budget.estimate(accountId, documentOf("offset"), variables))
+          return bucket.available >= 2 * (yield* budget.estimate(accountId, documentOf("offset"), pageVariables(partition, place, first, inner)))
         })
 
       type FetchOf = ReturnType<typeof fetch>
@@ -247,11 +250,7 @@ export const PagerLive = Layer.effect(
           return dropAhead(dropped)
         })
         return Effect.gen(function* () {
-          const variablesFor = (first: number, inner: ReadonlyMap<ChildDefinition, number>) => {
-            const v: Record<string, unknown> = { ...variablesOf(partition), first, offset: 0 }
-            for (const [child, k] of inner) v[child.firstVariable] = k
-            return v
-          }
+          const variablesFor = (first: number, inner: ReadonlyMap<ChildDefinition, number>) => pageVariables(partition, atOffset(0), first, inner)
           const { first, inner } = yield* pageSize(budget, accountId, documentOf(walk.pagingBy), children, largestPage, variablesFor)
           const pointsBound = reaskLimit * estimateQueryCost(documentOf(walk.pagingBy), variablesFor(first, inner))
           const firstPlace = walk.place(first)
@@ -273,9 +272,9 @@ export const PagerLive = Layer.effect(
             }
             const asked = fetch(partition, place, first, inner, place._tag === "Offset" ? place.offset : walk.position)
             const guess = asks === 0 && fetchAhead ? walk.nextIfFull(place, first) : undefined
-            const after = guess !== undefined && guess._tag === "Offset" && !listEnds(guess.offset) && (yield* roomAhead(partition, guess, first, inner)) ? guess : undefined
+            const after = guess?._tag === "Offset" && !listEnds(guess.offset) && (yield* roomAhead(partition, guess, first, inner)) ? guess : undefined
             let fetched: Either.Either<Effect.Effect.Success<FetchOf>, Effect.Effect.Error<FetchOf>>
-            if (after !== undefined && after._tag === "Offset") {
+            if (after !== undefined) {
               // this page's request goes first (its points too), then the one after it
               const current = pending?.fiber ?? (yield* Effect.fork(asked))
               next = lastAhead = { place: after, first, inner, fiber: yield* Effect.fork(fetch(partition, after, first, inner, after.offset)) }

@@ -1,4 +1,4 @@
-import { SqlClient } from "@effect/sql"
+import { SqlClient, type Statement } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { jobsStream } from "../../../src/sync/streams/jobs.js"
@@ -43,6 +43,18 @@ const neverAnalyzed = Effect.gen(function* () {
   return rows.every((r) => !r.analyzed)
 })
 
+/** The plan of `statement` under the sweep's planner settings, in the transaction they are set in. */
+const planUnderSweepSettings = (statement: Statement.Statement<unknown>) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql.withTransaction(
+      Effect.gen(function* () {
+        yield* sql.unsafe(sweepPlannerSettings)
+        const rows = yield* sql<{ "QUERY PLAN": Array<{ Plan: Record<string, unknown> }> }>`EXPLAIN (FORMAT JSON) ${statement}`
+        return rows[0]!["QUERY PLAN"][0]!.Plan
+      })
+    )
+  )
+
 const planNodes = (plan: Record<string, unknown>): Array<string> => [
   String(plan["Node Type"]) + (plan["Join Type"] ? ` ${String(plan["Join Type"])}` : ""),
   ...((plan["Plans"] as Array<Record<string, unknown>> | undefined) ?? []).flatMap(planNodes)
@@ -56,14 +68,7 @@ layer(TestLayer, { timeout: 120_000, excludeTestServices: true })("end-of-pass s
       yield* seedSeen("acc-plan", 20_000, 5)
       // the situation the planner gets wrong: tables filled, never analyzed (a first backfill, autovacuum off or behind)
       if (!(yield* neverAnalyzed)) return yield* Effect.die("the fresh schema was analyzed already: this test proves nothing")
-      const plan = yield* sql.withTransaction(
-        Effect.gen(function* () {
-          yield* sql.unsafe(sweepPlannerSettings)
-          const rows = yield* sql<{ "QUERY PLAN": Array<{ Plan: Record<string, unknown> }> }>`
-            EXPLAIN (FORMAT JSON) ${sweepStatement(sql, jobsStream, "acc-plan", seenIds(sql, "acc-plan", "jobs"))}`
-          return rows[0]!["QUERY PLAN"][0]!.Plan
-        })
-      )
+      const plan = yield* planUnderSweepSettings(sweepStatement(sql, jobsStream, "acc-plan", seenIds(sql, "acc-plan", "jobs")))
       const nodes = planNodes(plan)
       expect(nodes.filter((n) => n.startsWith("Nested Loop")), nodes.join(" > ")).toEqual([])
       expect(nodes.some((n) => n === "Hash Join Anti" || n === "Merge Join Anti"), nodes.join(" > ")).toBe(true)
@@ -104,14 +109,7 @@ layer(TestLayer, { timeout: 120_000, excludeTestServices: true })("end-of-pass s
       yield* checkpoints.begin("acc-unseen", jobsStream, "full")
       yield* seedSeen("acc-unseen", 60_000, 7)
       expect(yield* neverAnalyzed).toBe(true)
-      const plan = yield* sql.withTransaction(
-        Effect.gen(function* () {
-          yield* sql.unsafe(sweepPlannerSettings)
-          const rows = yield* sql<{ "QUERY PLAN": Array<{ Plan: Record<string, unknown> }> }>`
-            EXPLAIN (FORMAT JSON) ${unseenStatement(sql, { accountId: "acc-unseen", stream: "jobs", table: "jobs", after: "", limit: 500 })}`
-          return rows[0]!["QUERY PLAN"][0]!.Plan
-        })
-      )
+      const plan = yield* planUnderSweepSettings(unseenStatement(sql, { accountId: "acc-unseen", stream: "jobs", table: "jobs", after: "", limit: 500 }))
       const nodes = planNodes(plan)
       expect(nodes.filter((n) => n.startsWith("Nested Loop")), nodes.join(" > ")).toEqual([])
       // planned as a nested loop over the seen ids, this call ran for minutes (60,000 x 60,000 comparisons)
