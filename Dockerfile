@@ -29,7 +29,7 @@ EXPOSE 8080
 # node is PID 1's child only through this exec-form entrypoint: SIGTERM reaches node directly.
 # glibc's malloc arenas and mmap threshold (see bin/account-sync.mjs): read at start, so environment variables of the image
 ENV MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=131072
-ENTRYPOINT ["node", "--max-semi-space-size=8", "--v8-pool-size=2", "/app/bin/account-sync.mjs"]
+ENTRYPOINT ["node", "--max-semi-space-size=8", "--v8-pool-size=2", "--heap-growing-percent=30", "/app/bin/account-sync.mjs"]
 CMD ["--help"]
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
   CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"

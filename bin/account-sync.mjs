@@ -1,4 +1,4 @@
-#!/usr/bin/env -S MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=131072 node --max-semi-space-size=8 --v8-pool-size=2
+#!/usr/bin/env -S MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=131072 node --max-semi-space-size=8 --v8-pool-size=2 --heap-growing-percent=30
 // MALLOC_ARENA_MAX=2 (glibc's malloc, read before the first allocation, so it is set here): with its default of up
 // to 8 arenas a core, the threads of V8 and libuv each keep freed native memory in an arena of their own; two arenas
 // take 10 MB off the peak RSS of a backfill (203.5 -> 193.9 MB at 100,000 jobs) for the same time.
@@ -14,6 +14,12 @@
 // or 205-220 MB, by whether those peaked together; with both settings 167-186 MB in six runs. One thread was tried:
 // the backfill's peak was as low, but a worker's heap grew while its one helper marked (peak RSS per worker +15 to
 // +35 MB, one worker holding 500 accounts 469 MB against 392).
+// --heap-growing-percent=30: after each full collection V8 lets the heap grow to 1.3x what survived it, instead of up
+// to 4x by its own heuristics; a growth factor, not a limit (a run that needs more heap, many accounts at once, gets
+// it). A sync's live heap is small and flat (~40 MB) and its garbage comes by the megabyte a page. It is a start flag
+// because the collections made while the program's modules load set the next limit: set at run time from main (as it
+// was), 2 of 5 runs of the 100,000-job backfill went on to 103-105 MB of heap with no full collection for 2 s, and
+// peaked at 218 MB; with the flag here, 6 runs of 6 peaked at 170-185 MB (heap at most 76 MB).
 import { ensureBundle } from "./bundle.mjs"
 
 await import(ensureBundle())

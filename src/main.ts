@@ -3,7 +3,6 @@ import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import { SqlError } from "@effect/sql"
 import { Cause, ConfigError, Effect, Exit, Layer, Option, Predicate } from "effect"
 import { config as loadDotenv } from "dotenv"
-import * as v8 from "node:v8"
 import { formatConfigError } from "./config.js"
 import { ExitCodes, ExitWith } from "./cli/ExitCode.js"
 import { LoggingLive } from "./observability/logging.js"
@@ -15,13 +14,6 @@ import { demoCommand } from "./demo/command.js"
 import { isConsumerWorker, runConsumerWorker } from "./cli/consumerWorker.js"
 
 loadDotenv({ quiet: true })
-
-// A sync streams pages through: the live heap stays small and flat, but with V8's default heuristics the heap grows to
-// up to 4x the live set after each full collection (a 100,000-row backfill peaked near 290 MB). Growing it by 30%
-// instead keeps the peak near the live set (~170 MB) at no measurable CPU cost. A growth factor, not a limit: a run
-// that needs more heap (many accounts at once) still gets it. V8 reads this flag at each collection, so setting it
-// here takes effect (limits such as --max-old-space-size are fixed when the heap is set up and cannot be set here).
-v8.setFlagsFromString("--heap-growing-percent=30")
 
 /**
  * `--log-level LEVEL` anywhere before `--` (before or after the command) sets LOG_LEVEL for this run and is taken

@@ -10,7 +10,7 @@ import { BenchError } from "./errors.js"
 export const binPath = fileURLToPath(new URL("../../bin/account-sync.mjs", import.meta.url))
 
 /** The node flags the program is started with wherever it ships (bin's shebang, the Dockerfile, `npm run demo`). */
-export const nodeArgs: ReadonlyArray<string> = ["--max-semi-space-size=8", "--v8-pool-size=2"]
+export const nodeArgs: ReadonlyArray<string> = ["--max-semi-space-size=8", "--v8-pool-size=2", "--heap-growing-percent=30"]
 
 /** What bin's shebang sets in the environment of the program it starts (glibc's malloc arenas and mmap threshold). */
 export const nodeEnv: Readonly<Record<string, string>> = { MALLOC_ARENA_MAX: "2", MALLOC_MMAP_THRESHOLD_: "131072" }

@@ -9,6 +9,7 @@ import { Checkpoints } from "./Checkpoints.js"
 import { Dependents } from "./Dependents.js"
 import { EventQueue } from "../events/EventQueue.js"
 import type { Page, PassKind, Variables } from "./model.js"
+import { releaseBytes } from "./landing/releaseBytes.js"
 import { pageBatches, Pager } from "./Pager.js"
 import { PassEnd } from "./PassEnd.js"
 import { decidePass, type Mode, type PassDecision, passKindOf, type PassToMake } from "./PassPlan.js"
@@ -234,6 +235,8 @@ export const StreamRunLive = Layer.effect(
       return warehouse
         .land(batch, endsPass)
         .pipe(
+          // the bodies are not read again once their rows have landed
+          Effect.tap(() => Effect.sync(() => landing.forEach((page) => page.body !== undefined && releaseBytes(page.body)))),
           Effect.tap((written) =>
             Effect.all([
               Metric.incrementBy(Metrics.forAccount(Metrics.pagesCommitted, accountId), landing.length),

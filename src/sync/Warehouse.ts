@@ -7,6 +7,7 @@ import { leasedTransaction, underLease } from "./AccountLocks.js"
 import type { PassProgress } from "./Checkpoints.js"
 import { AccountLockLost } from "./errors.js"
 import { pageJson, type PageRows } from "./landing/pageParams.js"
+import { releaseBytes } from "./landing/releaseBytes.js"
 import { PageLanded, pageStatement } from "./landing/pageStatement.js"
 import { pageSteps, type PageValues } from "./landing/steps.js"
 import { dependentSweepStatements, markDeletedStatements, sweepPlannerSettings, sweepStatement } from "./landing/sweep.js"
@@ -114,7 +115,8 @@ export const WarehouseLive = Layer.effect(
       return landing.pipe(
         Effect.map((landed) => (landed.open ? landed.written : 0)),
         Effect.uninterruptible,
-        retryOnConnectionLoss
+        retryOnConnectionLoss,
+        Effect.ensuring(Effect.sync(() => releaseBytes(values.page.containers)))
       )
     }).pipe(Effect.withSpan("Warehouse.land", { attributes: { accountId: batch.accountId, stream: batch.stream.name, rows: rowsIn(batch.pages) } }))
 
