@@ -10,7 +10,9 @@
 --   made a member so it may switch to it; the migrations grant it the tables.
 -- reader_role (when reader_password is given): what QUERY_DATABASE_URL logs in as for `account-sync query`. It can
 --   read DB_SCHEMA's tables (present and future), every account's rows (a member of <schema>_query), and write
---   nothing; its sessions are read-only by default. For a reader of some accounts only: account-sync grant-reader.
+--   nothing; its sessions are read-only by default. Never the OAuth state (oauth_tokens, oauth_pending, token_keys):
+--   nobody but the app role reads those (the migrations take back any grant on them after every run). For a reader
+--   of some accounts only: account-sync grant-reader.
 -- Running it again changes the passwords and grants, never the data. docker-compose.yml runs it on first start
 -- (init-roles.sh).
 \set ON_ERROR_STOP on
@@ -49,6 +51,9 @@ SELECT format('ALTER ROLE %I LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICA
 SELECT format('ALTER ROLE %I SET default_transaction_read_only = on', :'reader_role') \gexec
 SELECT format('GRANT USAGE ON SCHEMA %I TO %I', :'schema', :'reader_role') \gexec
 SELECT format('GRANT SELECT ON ALL TABLES IN SCHEMA %I TO %I', :'schema', :'reader_role') \gexec
+-- but not the OAuth state (the app role's migrations take it back again after every run: src/db/rowSecurity.ts)
+SELECT format('REVOKE ALL ON %I.%I FROM %I, %I', :'schema', t, :'reader_role', left(:'schema' || '_query', 63))
+  FROM unnest(ARRAY['oauth_tokens', 'oauth_pending', 'token_keys']) t WHERE to_regclass(format('%I.%I', :'schema', t)) IS NOT NULL \gexec
 -- the tables the app role creates later (every migration) are readable too
 SELECT format('ALTER DEFAULT PRIVILEGES FOR ROLE %I IN SCHEMA %I GRANT SELECT ON TABLES TO %I', :'app_role', :'schema', :'reader_role') \gexec
 -- every account's rows: the row-level security policies let <schema>_query (and its members) read them all

@@ -32,14 +32,19 @@ export const sqlFileLoader = (directory: string = migrationsDirectory): Migrator
 const migrate = Migrator.make({})
 
 /**
- * Applies every pending migration (concurrent callers wait on the migrations table lock), then keeps every table
- * with accounts' rows under row-level security (a new stream's tables included).
+ * Applies every pending migration of `directory` (concurrent callers wait on the migrations table lock), then keeps
+ * every table with accounts' rows under row-level security (a new stream's tables included) and the OAuth state its
+ * owner's alone.
  */
-export const runMigrations = migrate({ loader: sqlFileLoader(), table: "schema_migrations" }).pipe(
-  // two processes starting at once can race on creating the migrations table itself: one retry settles it
-  Effect.retry({ times: 2, schedule: Schedule.exponential("100 millis").pipe(Schedule.jittered) }),
-  Effect.tap((applied) =>
-    applied.length > 0 ? Effect.logInfo(`applied migrations: ${applied.map(([id, name]) => `${id}_${name}`).join(", ")}`) : Effect.void
-  ),
-  Effect.tap(() => ensureRowSecurity)
-)
+export const runMigrationsFrom = (directory: string) =>
+  migrate({ loader: sqlFileLoader(directory), table: "schema_migrations" }).pipe(
+    // two processes starting at once can race on creating the migrations table itself: one retry settles it
+    Effect.retry({ times: 2, schedule: Schedule.exponential("100 millis").pipe(Schedule.jittered) }),
+    Effect.tap((applied) =>
+      applied.length > 0 ? Effect.logInfo(`applied migrations: ${applied.map(([id, name]) => `${id}_${name}`).join(", ")}`) : Effect.void
+    ),
+    Effect.tap(() => ensureRowSecurity)
+  )
+
+/** The migrations the program ships (`sql/`). */
+export const runMigrations = runMigrationsFrom(migrationsDirectory)
