@@ -1,11 +1,12 @@
 import { SqlClient, type SqlError } from "@effect/sql"
-import { Clock, Context, Data, Duration, Effect, Layer, Option, Redacted, Runtime } from "effect"
+import { Clock, Context, Data, Duration, Effect, Layer, Option, Predicate, Redacted, Runtime } from "effect"
 import type { Db as IDatabase, JobWithMetadata } from "pg-boss"
 import { DatabaseConfig } from "../../config.js"
 import { DatabaseTopology } from "../../db/Database.js"
 import { type AccountJob, decodeAccountJob, priorityOf, QueueNames } from "./JobKinds.js"
 import { JobSettings, type JobSettingsShape } from "./JobSettings.js"
 import { WorkNoticeFailed, WorkNotices } from "../../auth/WorkNotices.js"
+import { queueSchemaAccess } from "./queueSchemaAccess.js"
 
 /** pg-boss refused or failed a call: which one, and what it said. */
 export class QueueError extends Data.TaggedError("QueueError")<{ readonly operation: string; readonly cause: unknown }> {
@@ -99,6 +100,8 @@ export const makeJobQueue = (options: JobQueueOptions) =>
       })
     }
     const schema = Option.getOrElse(settings.schema, () => `${database.schema}_queue`)
+    const access = yield* queueSchemaAccess(schema).pipe(Effect.mapError((cause) => new QueueError({ operation: "start", cause })))
+    if (access._tag === "Missing") return yield* new QueueUnavailable({ reason: `job queue: ${access.reason}` })
     // loaded only by what uses the queue (serve and connect with WORKERS, worker, status): not by sync or backfill
     const { PgBoss } = yield* Effect.promise(() => import("pg-boss"))
     const boss = new PgBoss({
@@ -109,6 +112,8 @@ export const makeJobQueue = (options: JobQueueOptions) =>
       supervise: options.supervise,
       schedule: options.supervise,
       migrate: true,
+      // a schema that is there (roles.sql makes it, the app role's) is used as it is: see queueSchemaAccess
+      createSchema: access.createSchema,
       monitorIntervalSeconds: settings.monitorSeconds,
       superviseIntervalSeconds: settings.monitorSeconds,
       cronMonitorIntervalSeconds: 10,
@@ -121,8 +126,15 @@ export const makeJobQueue = (options: JobQueueOptions) =>
     const runtime = yield* Effect.runtime<never>()
     boss.on("error", (error) => Runtime.runFork(runtime)(Effect.logWarning(`job queue: ${error instanceof Error ? error.message : String(error)}`)))
 
-    yield* Effect.acquireRelease(call("start", () => boss.start({ attempts: 5 })), () =>
-      call("stop", () => boss.stop({ graceful: true, timeout: 10_000 })).pipe(Effect.ignore)
+    const refusedStart = (e: QueueError) =>
+      new QueueUnavailable({
+        reason: `job queue: Postgres refused the role ${access.role} a privilege pg-boss needs in its schema ${schema} (${e.cause instanceof Error ? e.cause.message : String(e.cause)}); the schema and its tables must be that role's: as an admin, ALTER SCHEMA ${schema} OWNER TO ${access.role} and the same for its tables (or run config/postgres/roles.sql again on a schema it makes)`
+      })
+    yield* Effect.acquireRelease(
+      call("start", () => boss.start({ attempts: 5 })).pipe(
+        Effect.catchIf((e) => Predicate.hasProperty(e.cause, "code") && e.cause.code === "42501", (e) => Effect.fail(refusedStart(e)))
+      ),
+      () => call("stop", () => boss.stop({ graceful: true, timeout: 10_000 })).pipe(Effect.ignore)
     )
     yield* call("create queues", async () => {
       if (!(await boss.getQueue(QueueNames.deadLetters))) await boss.createQueue(QueueNames.deadLetters, { deleteAfterSeconds: 14 * 24 * 3600 })
