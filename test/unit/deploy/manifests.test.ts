@@ -1,22 +1,14 @@
 import { describe, expect, it } from "vitest"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { parseAllDocuments } from "yaml"
-
-const root = path.resolve(import.meta.dirname, "../../..")
-const k8s = path.join(root, "config/kubernetes")
-
-const documentsOf = (file: string) => {
-  const docs = parseAllDocuments(fs.readFileSync(file, "utf8"))
-  for (const doc of docs) expect(doc.errors, `${file}: ${doc.errors.join("; ")}`).toEqual([])
-  return docs.map((d) => d.toJS() as Record<string, any>)
-}
+import { documentsOf, kubernetesDirectory as k8s, manifestFiles, projectRoot as root } from "../../support/manifests.js"
+import { schemaErrors } from "../../support/kubernetesSchema.js"
 
 describe("deployment examples", () => {
   it("every Kubernetes manifest is valid YAML with apiVersion, kind and metadata.name", () => {
-    const files = fs.readdirSync(k8s).filter((f) => f.endsWith(".yaml"))
-    expect(files.length).toBeGreaterThanOrEqual(4)
-    files.push(...fs.readdirSync(path.join(k8s, "without-workers")).map((f) => `without-workers/${f}`))
+    const files = manifestFiles()
+    expect(files.length).toBeGreaterThanOrEqual(5)
+    expect(files).toContain("without-workers/cronjob-sync.yaml")
     for (const file of files) {
       for (const doc of documentsOf(path.join(k8s, file))) {
         expect(doc.apiVersion, file).toBeTypeOf("string")
@@ -24,6 +16,28 @@ describe("deployment examples", () => {
         expect(doc.metadata?.name, file).toBeTypeOf("string")
       }
     }
+  })
+
+  it("every Kubernetes manifest is valid against the Kubernetes API's schema (kubernetes-models: Kubernetes 1.36's OpenAPI)", async () => {
+    const invalid: Array<string> = []
+    for (const file of manifestFiles()) {
+      for (const doc of documentsOf(path.join(k8s, file))) invalid.push(...(await schemaErrors(doc)).map((e) => `${file}: ${doc.kind} ${doc.metadata?.name}: ${e}`))
+    }
+    expect(invalid).toEqual([])
+  })
+
+  it("the schema check finds what kubectl would refuse: a wrong type, a missing required field, an unknown kind", async () => {
+    const [deployment] = documentsOf(path.join(k8s, "deployment-workers.yaml"))
+    const broken = structuredClone(deployment!)
+    broken.spec.replicas = "3"
+    delete broken.spec.selector
+    broken.spec.template.spec.containers[0].ports[0].containerPort = "9090"
+    expect(await schemaErrors(broken)).toEqual([
+      "/spec must have required property selector",
+      "/spec/replicas must be integer",
+      "/spec/template/spec/containers/0/ports/0/containerPort must be integer"
+    ])
+    expect(await schemaErrors({ ...deployment!, apiVersion: "apps/v1beta9" })).toEqual(["apps/v1beta9 Deployment is not a kind of the Kubernetes API"])
   })
 
   it("workers: a Deployment of N `worker` replicas that outlives a page on SIGTERM, a PodDisruptionBudget over them, serve enqueuing for them and no CronJob beside them", () => {
