@@ -33,6 +33,22 @@ export const withPgClient = <A>(url: string, use: (client: pg.Client) => Promise
     }
   })
 
+/** Runs `statements` one by one as TEST_DATABASE_URL's login (the superuser), ignoring failures: for set-up and clean-up of roles. */
+export const asSuperuser = (statements: ReadonlyArray<string>) =>
+  withPgClient(process.env.TEST_DATABASE_URL!, async (client) => {
+    for (const statement of statements) await client.query(statement).catch(() => {})
+  })
+
+/** "ok", or the SQLSTATE Postgres answered `statement` with as `url`'s login (after `SET ROLE role` when given). */
+export const sqlOutcome = (url: string, statement: string, role?: string) =>
+  withPgClient(url, async (client) => {
+    if (role !== undefined) await client.query(`SET ROLE "${role}"`)
+    return client.query(statement).then(
+      () => "ok",
+      (error: unknown) => (error as { code?: string }).code ?? String(error)
+    )
+  })
+
 /** The test database's address, logging in as `role` with `password`. */
 export const testDatabaseUrlAs = (role: string, password: string): string => {
   const url = new URL(process.env.TEST_DATABASE_URL!)

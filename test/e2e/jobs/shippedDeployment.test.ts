@@ -12,7 +12,7 @@ import { approveInBrowser } from "../../support/browser.js"
 import { type CliResult, runCli, spawnCli } from "../../support/cli.js"
 import { type Env, withEnv } from "../../support/config.js"
 import { connectorEnv, freePort } from "../../support/connector.js"
-import { embeddedTestDatabase, testDatabaseUrlAs, withPgClient } from "../../support/database.js"
+import { asSuperuser, embeddedTestDatabase, testDatabaseUrlAs, withPgClient } from "../../support/database.js"
 import { makeTestEmulator, TestEmulator } from "../../support/emulator.js"
 import { jobScalarsStream } from "../../support/jobsOnly.js"
 import { podContainerOf, projectRoot } from "../../support/manifests.js"
@@ -28,11 +28,6 @@ const databaseUrl = (database: string, login?: { readonly role: string; readonly
   url.pathname = `/${database}`
   return url.toString()
 }
-
-const asSuperuser = (statements: ReadonlyArray<string>) =>
-  withPgClient(process.env.TEST_DATABASE_URL!, async (client) => {
-    for (const statement of statements) await client.query(statement).catch(() => {})
-  })
 
 /** The SQLSTATE a statement ended with as `url`'s login, or its rows. */
 const asLogin = (url: string, statement: string) =>

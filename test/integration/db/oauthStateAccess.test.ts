@@ -11,25 +11,10 @@ import { migrationsDirectory, runMigrationsFrom, sqlFileLoader } from "../../../
 import { queryRoleOf } from "../../../src/db/queryRole.js"
 import { grantReader } from "../../../src/db/readerAccess.js"
 import { ownerOnlyTables } from "../../../src/db/rowSecurity.js"
-import { embeddedTestDatabase, freshSchemaName, testDatabaseUrlAs, withPgClient } from "../../support/database.js"
+import { asSuperuser, embeddedTestDatabase, freshSchemaName, sqlOutcome, testDatabaseUrlAs } from "../../support/database.js"
 
 const root = path.resolve(import.meta.dirname, "../../..")
 const psqlAvailable = spawnSync("psql", ["--version"]).status === 0
-
-const asSuperuser = (statements: ReadonlyArray<string>) =>
-  withPgClient(process.env.TEST_DATABASE_URL!, async (client) => {
-    for (const statement of statements) await client.query(statement).catch(() => {})
-  })
-
-/** "ok" or the SQLSTATE of `statement` as `url`'s login (after `SET ROLE role` when given). */
-const outcome = (url: string, statement: string, role?: string) =>
-  withPgClient(url, async (client) => {
-    if (role !== undefined) await client.query(`SET ROLE "${role}"`)
-    return client.query(statement).then(
-      () => "ok",
-      (error: unknown) => (error as { code?: string }).code ?? String(error)
-    )
-  })
 
 /** A migration after the shipped ones that undoes the closing: it makes oauth_pending again and grants every table. */
 const laterMigration = `
@@ -82,7 +67,7 @@ it.scoped.skipIf(embeddedTestDatabase() || !psqlAvailable)(
       ]
       const everyOutcome = Effect.forEach(logins, (login) =>
         Effect.map(
-          Effect.forEach(["connections", ...ownerOnlyTables], (table) => outcome(login.url, `SELECT count(*) FROM ${schema}.${table}`, login.role)),
+          Effect.forEach(["connections", ...ownerOnlyTables], (table) => sqlOutcome(login.url, `SELECT count(*) FROM ${schema}.${table}`, login.role)),
           (codes) => `${login.who}: ${codes.join(" ")}`
         )
       )
@@ -93,14 +78,14 @@ it.scoped.skipIf(embeddedTestDatabase() || !psqlAvailable)(
       // the later migration alone opens them (a new table under the reader's default privileges, a grant of every table)
       fs.writeFileSync(path.join(directory, "900_later.sql"), laterMigration)
       yield* Migrator.make({})({ loader: sqlFileLoader(directory), table: "schema_migrations" }).pipe(Effect.provide(Layer.fresh(database)))
-      expect(yield* outcome(readerUrl, `SELECT count(*) FROM ${schema}.oauth_pending`)).toBe("ok")
-      expect(yield* outcome(analystUrl, `SELECT count(*) FROM ${schema}.oauth_tokens`)).toBe("ok")
+      expect(yield* sqlOutcome(readerUrl, `SELECT count(*) FROM ${schema}.oauth_pending`)).toBe("ok")
+      expect(yield* sqlOutcome(analystUrl, `SELECT count(*) FROM ${schema}.oauth_tokens`)).toBe("ok")
       // a migration run as the program runs them closes them again
       yield* runMigrationsFrom(directory).pipe(Effect.provide(Layer.fresh(database)))
       expect(yield* everyOutcome).toEqual(closed)
       // and the app role, their owner, still reads and writes them
-      expect(yield* outcome(appUrl, `DELETE FROM ${schema}.oauth_pending`)).toBe("ok")
-      expect(yield* outcome(appUrl, `SELECT count(*) FROM ${schema}.oauth_tokens`)).toBe("ok")
+      expect(yield* sqlOutcome(appUrl, `DELETE FROM ${schema}.oauth_pending`)).toBe("ok")
+      expect(yield* sqlOutcome(appUrl, `SELECT count(*) FROM ${schema}.oauth_tokens`)).toBe("ok")
     }),
   120_000
 )

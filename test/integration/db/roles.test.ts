@@ -6,24 +6,10 @@ import * as path from "node:path"
 import { runQuery } from "../../../src/cli/query.js"
 import { makeDatabaseLayer } from "../../../src/db/Database.js"
 import { runMigrations } from "../../../src/db/Migrations.js"
-import { embeddedTestDatabase, freshSchemaName, testDatabaseUrlAs, withPgClient } from "../../support/database.js"
+import { asSuperuser, embeddedTestDatabase, freshSchemaName, sqlOutcome, testDatabaseUrlAs } from "../../support/database.js"
 
 const root = path.resolve(import.meta.dirname, "../../..")
 const psqlAvailable = spawnSync("psql", ["--version"]).status === 0
-
-const asSuperuser = (statements: ReadonlyArray<string>) =>
-  withPgClient(process.env.TEST_DATABASE_URL!, async (client) => {
-    for (const statement of statements) await client.query(statement).catch(() => {})
-  })
-
-/** The code and message Postgres answered with, or "ok". */
-const outcome = (url: string, statement: string) =>
-  withPgClient(url, (client) =>
-    client.query(statement).then(
-      () => "ok",
-      (error: unknown) => (error as { code?: string }).code ?? String(error)
-    )
-  )
 
 // Roles are the cluster's, not a schema's: each run makes its own names and drops them
 it.scoped.skipIf(embeddedTestDatabase() || !psqlAvailable)(
@@ -67,9 +53,9 @@ it.scoped.skipIf(embeddedTestDatabase() || !psqlAvailable)(
           { rolsuper: false, rolcreatedb: false, rolcreaterole: false }
         ])
       }).pipe(Effect.provide(Layer.fresh(database)))
-      expect(yield* outcome(appUrl, `CREATE SCHEMA ${schema}_other`)).toBe("42501")
-      expect(yield* outcome(appUrl, "CREATE TABLE public.stray (x int)")).toBe("42501")
-      expect(yield* outcome(appUrl, "SELECT pg_read_file('/etc/hostname')")).toBe("42501")
+      expect(yield* sqlOutcome(appUrl, `CREATE SCHEMA ${schema}_other`)).toBe("42501")
+      expect(yield* sqlOutcome(appUrl, "CREATE TABLE public.stray (x int)")).toBe("42501")
+      expect(yield* sqlOutcome(appUrl, "SELECT pg_read_file('/etc/hostname')")).toBe("42501")
 
       // the reader role: query reads the tables the migrations made; the role itself cannot write even outside query
       const query = (statement: string) =>
@@ -79,15 +65,15 @@ it.scoped.skipIf(embeddedTestDatabase() || !psqlAvailable)(
       expect(yield* query("SELECT current_user AS who, count(*)::int AS jobs FROM jobs")).toEqual([{ who: reader, jobs: 1 }])
       // refused by query's parser, and by the role behind it
       expect((yield* Effect.flip(query("SELECT pg_read_file('/etc/hostname')")))._tag).toBe("QueryRefused")
-      expect(yield* outcome(readerUrl, "SELECT pg_read_file('/etc/hostname')")).toBe("42501")
+      expect(yield* sqlOutcome(readerUrl, "SELECT pg_read_file('/etc/hostname')")).toBe("42501")
       // without QUERY_DATABASE_URL, query logs in as the app role and switches to the schema's query role (roles.sql made it)
       const appQuery = (statement: string) =>
         runQuery(statement).pipe(Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["DATABASE_URL", appUrl], ["DB_SCHEMA", schema]]))))
       expect(yield* appQuery("SELECT current_user AS who, session_user AS login, count(*)::int AS jobs FROM jobs")).toEqual([
         { who: `${schema}_query`, login: app, jobs: 1 }
       ])
-      expect(yield* outcome(readerUrl, `INSERT INTO ${schema}.jobs (account_id, id, raw) VALUES ('a', 'b', '{}')`)).toBe("25006")
-      expect(yield* outcome(readerUrl, `BEGIN READ WRITE; DELETE FROM ${schema}.jobs`)).toBe("42501")
+      expect(yield* sqlOutcome(readerUrl, `INSERT INTO ${schema}.jobs (account_id, id, raw) VALUES ('a', 'b', '{}')`)).toBe("25006")
+      expect(yield* sqlOutcome(readerUrl, `BEGIN READ WRITE; DELETE FROM ${schema}.jobs`)).toBe("42501")
     }),
   120_000
 )
