@@ -66,4 +66,38 @@ layer(EmulatorTest({ accounts: 1 }), { timeout: 150_000, excludeTestServices: tr
     // seven processes, each opening the embedded database (several seconds each on a loaded machine)
     240_000
   )
+
+  it.scoped("the owner holds however it was started: a relative script path, a symbolic link; a second process is refused within 5 s naming it", () =>
+    Effect.gen(function* () {
+      const dataDir = yield* Effect.acquireRelease(
+        Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "data-dir-owner-"))),
+        (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
+      )
+      const link = path.join(dataDir, "account-sync")
+      fs.symlinkSync(path.resolve(import.meta.dirname, "../../../bin/account-sync.mjs"), link)
+      const env = { ...connectorEnv(yield* TestEmulator), DATA_DIR: path.join(dataDir, "data"), LOG_LEVEL: "warn" }
+      // as `npm run demo` starts it (the path typed, relative to the repository's root), and as npx does (a link)
+      for (const script of ["bin/account-sync.mjs", link]) {
+        const port = yield* freePort
+        const owner = yield* spawnCli(["serve", "--port", String(port), "--host", "127.0.0.1"], env, script)
+        const health = yield* get(`http://127.0.0.1:${port}/healthz`).pipe(
+          Effect.catchAllDefect((e) => Effect.fail(e)),
+          Effect.retry(Schedule.spaced("200 millis").pipe(Schedule.intersect(Schedule.recurs(300)))),
+          Effect.orDie
+        )
+        expect(health, script).toBe(200)
+        const started = Date.now()
+        const second = yield* runCli(["migrate"], env)
+        const tookMs = Date.now() - started
+        expect(second.code, `${script}: ${second.stderr}`).toBe(2)
+        expect(second.stderr, script).toBe(
+          `account-sync: DATA_DIR ${path.join(env.DATA_DIR, "pg")} is in use by process ${owner.child.pid} (account-sync serve --port ${port} --host 127.0.0.1); stop it first, or set DATABASE_URL to share a Postgres server\n`
+        )
+        expect(tookMs, script).toBeLessThan(5_000)
+        owner.child.kill("SIGTERM")
+        expect((yield* owner.exit).code, script).toBe(143)
+      }
+    }),
+    240_000
+  )
 })
