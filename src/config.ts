@@ -63,7 +63,10 @@ export const QueryDatabaseConfig = Config.all({
   queryUrl: Config.option(postgresUrl("QUERY_DATABASE_URL")),
   database: DatabaseConfig,
   /** The longest a statement of `query` runs (Postgres's statement_timeout), and a transaction of it stays idle. */
-  timeout: positiveDuration("QUERY_TIMEOUT", Duration.seconds(60))
+  timeout: positiveDuration("QUERY_TIMEOUT", Duration.seconds(60)).pipe(
+    // Postgres keeps statement_timeout in milliseconds as a 32-bit integer
+    Config.validate({ message: "QUERY_TIMEOUT: expected at most 24 days, e.g. 10 minutes", validation: (d) => Duration.toMillis(d) <= 2_147_483_647 })
+  )
 })
 export type QueryDatabaseConfig = Config.Config.Success<typeof QueryDatabaseConfig>
 
