@@ -32,7 +32,7 @@ const sideEffectPrefixes = [
 ]
 
 /** Whether calling the function `name` (lowercase, without schema) is refused. */
-export const hasSideEffects = (name: string): boolean =>
+const hasSideEffects = (name: string): boolean =>
   sideEffectFunctions.has(name) || sideEffectPrefixes.some((prefix) => name.startsWith(prefix))
 
 /** Node kinds of a parse tree that change data wherever they appear (a data-modifying WITH included). */
@@ -206,7 +206,3 @@ export const checkStatement = (statement: string): Effect.Effect<CheckedStatemen
     if (named !== undefined) return yield* new QueryRefused({ reason: named })
     return { text: statement, names: [...found.names] }
   })
-
-/** Why `statement` is refused before it reaches the database (see checkStatement), or undefined. */
-export const refusalOf = (statement: string): Effect.Effect<QueryRefused | undefined> =>
-  checkStatement(statement).pipe(Effect.match({ onFailure: (refused) => refused, onSuccess: () => undefined }))

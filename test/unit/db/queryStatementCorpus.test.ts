@@ -1,8 +1,12 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { refusalOf } from "../../../src/db/readOnlyStatement.js"
+import { checkStatement } from "../../../src/db/readOnlyStatement.js"
 import { exampleQueries } from "../../../src/demo/Demo.js"
 import { readmeQueries } from "../../support/readmeQueries.js"
+
+/** Why `statement` is refused before it reaches the database, or undefined. */
+const refusalOf = (statement: string) =>
+  checkStatement(statement).pipe(Effect.match({ onFailure: (refused) => refused, onSuccess: () => undefined }))
 
 /** The bypasses of the 2026-11-24 security review (findings 1 and 7), as they were typed. */
 const reviewBypasses: ReadonlyArray<string> = [
