@@ -20,6 +20,8 @@
 // because the collections made while the program's modules load set the next limit: set at run time from main (as it
 // was), 2 of 5 runs of the 100,000-job backfill went on to 103-105 MB of heap with no full collection for 2 s, and
 // peaked at 218 MB; with the flag here, 6 runs of 6 peaked at 170-185 MB (heap at most 76 MB).
-import { ensureBundle } from "./bundle.mjs"
+// the Node version first (one line and exit 2 on an older one), then the bundle: imported only once the check passed
+import "./node-check.mjs"
 
+const { ensureBundle } = await import("./bundle.mjs")
 await import(ensureBundle())

@@ -49,21 +49,26 @@ export const DatabaseConfig = Config.all({
 })
 export type DatabaseConfig = Config.Config.Success<typeof DatabaseConfig>
 
+const positiveDuration = (name: string, fallback: Duration.Duration) =>
+  Config.duration(name).pipe(
+    Config.withDefault(fallback),
+    Config.validate({ message: `${name}: expected a duration above zero, e.g. 10 seconds`, validation: (d) => Duration.toMillis(d) > 0 })
+  )
+
 /**
  * Where `query` reads: `QUERY_DATABASE_URL` (a role with SELECT only on DB_SCHEMA, see config/postgres/roles.sql) when
  * set, else `DATABASE_URL`, else the embedded database under DATA_DIR.
  */
 export const QueryDatabaseConfig = Config.all({
   queryUrl: Config.option(postgresUrl("QUERY_DATABASE_URL")),
-  database: DatabaseConfig
+  database: DatabaseConfig,
+  /** The longest a statement of `query` runs (Postgres's statement_timeout), and a transaction of it stays idle. */
+  timeout: positiveDuration("QUERY_TIMEOUT", Duration.seconds(60)).pipe(
+    // Postgres keeps statement_timeout in milliseconds as a 32-bit integer
+    Config.validate({ message: "QUERY_TIMEOUT: expected at most 24 days, e.g. 10 minutes", validation: (d) => Duration.toMillis(d) <= 2_147_483_647 })
+  )
 })
 export type QueryDatabaseConfig = Config.Config.Success<typeof QueryDatabaseConfig>
-
-const positiveDuration = (name: string, fallback: Duration.Duration) =>
-  Config.duration(name).pipe(
-    Config.withDefault(fallback),
-    Config.validate({ message: `${name}: expected a duration above zero, e.g. 10 seconds`, validation: (d) => Duration.toMillis(d) > 0 })
-  )
 
 const isoDate = /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$/
 

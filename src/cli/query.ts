@@ -1,7 +1,7 @@
 import { Args, Command, Options } from "@effect/cli"
 import { Console, Effect } from "effect"
 import { QueryDatabaseConfig } from "../config.js"
-import { refusalOf } from "../db/readOnlyStatement.js"
+import { checkStatement } from "../db/readOnlyStatement.js"
 import { openReadOnlySession } from "../db/ReadOnlySession.js"
 import { ExitCodes, ExitWith } from "./ExitCode.js"
 import { withHelp } from "./help.js"
@@ -30,15 +30,15 @@ export const rowsTable = (rows: ReadonlyArray<Record<string, unknown>>): string 
 /**
  * The rows of one read-only statement: refused before it is sent unless Postgres's parser reads it as one statement
  * that only reads (see readOnlyStatement.ts), then run on a session read-only from its start (QUERY_DATABASE_URL,
- * else DATABASE_URL as the schema's query role, else the embedded database), as one prepared statement in a
- * read-only transaction that is rolled back. No migration runs.
+ * else DATABASE_URL as the schema's query role, else the embedded database) with QUERY_TIMEOUT, as one prepared
+ * statement in a read-only transaction that is rolled back, unless a function it reaches may change something
+ * (readOnlyCalls.ts). No migration runs.
  */
 export const runQuery = (statement: string) =>
   Effect.gen(function* () {
-    const refusal = yield* refusalOf(statement)
-    if (refusal !== undefined) return yield* refusal
+    const checked = yield* checkStatement(statement)
     const session = yield* openReadOnlySession(yield* QueryDatabaseConfig)
-    const result = yield* session.run(statement)
+    const result = yield* session.run(checked)
     return result.rows
   }).pipe(Effect.scoped)
 
@@ -52,6 +52,6 @@ export const queryCommand = withHelp(Command.make("query", { statement, json }, 
   })
 ), {
   purpose: "Run one read-only SQL statement against the warehouse and print the rows; needs only the database.",
-  details: "The tables live in DB_SCHEMA; QUERY_DATABASE_URL, when set, is the connection used (a read-only role). Anything but one read-only statement is refused (exit 2); no migration runs.",
+  details: "The tables live in DB_SCHEMA; QUERY_DATABASE_URL, when set, is the connection used (a read-only role). Anything but one read-only statement is refused (exit 2), as is a call of a volatile function (one that may change something); a statement running longer than QUERY_TIMEOUT (default 60 seconds) is cancelled (exit 1); no migration runs.",
   examples: ['account-sync query "SELECT job_number, title, total FROM jobs ORDER BY total DESC LIMIT 5"', 'account-sync query --json "SELECT * FROM sync_runs ORDER BY started_at DESC LIMIT 3"']
 })

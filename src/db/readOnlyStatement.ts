@@ -32,7 +32,7 @@ const sideEffectPrefixes = [
 ]
 
 /** Whether calling the function `name` (lowercase, without schema) is refused. */
-export const hasSideEffects = (name: string): boolean =>
+const hasSideEffects = (name: string): boolean =>
   sideEffectFunctions.has(name) || sideEffectPrefixes.some((prefix) => name.startsWith(prefix))
 
 /** Node kinds of a parse tree that change data wherever they appear (a data-modifying WITH included). */
@@ -63,13 +63,42 @@ const refusedKind = (kind: string, node: Record<string, unknown>): string => {
   }
 }
 
-const nameOf = (names: unknown): string | undefined => {
-  if (!Array.isArray(names) || names.length === 0) return undefined
-  const last = names[names.length - 1] as { String?: { sval?: string } }
-  return last?.String?.sval?.toLowerCase()
+const svalOf = (node: unknown): string | undefined => (node as { String?: { sval?: string } })?.String?.sval
+
+/**
+ * Every name in a parse (sub)tree that Postgres may resolve to a function: a function's name; the last name of a
+ * column reference of two or more (`x.f` is `f(x)` when x is a row) and every name of an attribute chain
+ * (`(expr).f.g` is `g(f(expr))`); operator names (`+`, `OPERATOR(s.op)`, a sublink's `= ANY`, `ORDER BY ... USING`);
+ * type names (a cast calls the type's input or cast function); a TABLESAMPLE method. Of a qualified name only the
+ * last part resolves (the rest are schemas and tables); a lone column name (`SELECT f FROM t`) and column aliases are
+ * never calls. Names are as Postgres's parser leaves them (folded when unquoted, exact when quoted), so spelling
+ * (case, quotes, U& escapes, a schema) does not matter. `calls` are the names called as `f(...)`, kept apart only
+ * to say so when refusing.
+ */
+const namesIn = (value: unknown, found: { names: Set<string>; calls: Set<string> }): void => {
+  if (Array.isArray(value)) {
+    for (const item of value) namesIn(item, found)
+    return
+  }
+  if (value === null || typeof value !== "object") return
+  for (const [key, inner] of Object.entries(value)) {
+    const sval = key === "String" ? (inner as { sval?: string }).sval : undefined
+    if (sval !== undefined) found.names.add(sval)
+    if (key === "colnames") continue
+    if (key !== "indirection" && Array.isArray(inner) && inner.length > 0 && inner.every((item) => svalOf(item) !== undefined)) {
+      if (!(key === "fields" && inner.length === 1)) found.names.add(svalOf(inner[inner.length - 1])!)
+      continue
+    }
+    if (key === "FuncCall") {
+      const names = (inner as { funcname?: ReadonlyArray<unknown> }).funcname ?? []
+      const name = svalOf(names[names.length - 1])
+      if (name !== undefined) found.calls.add(name)
+    }
+    namesIn(inner, found)
+  }
 }
 
-/** The first reason found anywhere in a parse (sub)tree to refuse it, or undefined. */
+/** The first reason found anywhere in a parse (sub)tree to refuse it for its shape (not its calls), or undefined. */
 const refusalIn = (value: unknown): string | undefined => {
   if (Array.isArray(value)) {
     for (const item of value) {
@@ -83,38 +112,38 @@ const refusalIn = (value: unknown): string | undefined => {
     if (key in dataModifying) return `${dataModifying[key]} changes data (a data-modifying WITH included)`
     if (key === "intoClause") return "SELECT INTO creates a table"
     if (key === "lockingClause" && Array.isArray(inner) && inner.length > 0) return "FOR UPDATE / FOR SHARE locks rows"
-    if (key === "FuncCall") {
-      const name = nameOf((inner as { funcname?: unknown }).funcname)
-      if (name !== undefined && hasSideEffects(name)) return `${name}() has effects beyond reading`
-    }
-    // `x.f` is `f(x)` when x is a row: the same function by another spelling
-    if (key === "ColumnRef") {
-      const name = nameOf((inner as { fields?: unknown }).fields)
-      if (name !== undefined && hasSideEffects(name)) return `${name} names a function with effects beyond reading`
-    }
     const found = refusalIn(inner)
     if (found !== undefined) return found
   }
   return undefined
 }
 
-/** Why one parsed statement is refused, or undefined when it only reads. */
-const refusalOfStatement = (statement: Record<string, unknown>): string | undefined => {
+/** Why a statement whose names are `found` is refused for a function it names, or undefined. */
+const refusalOfNames = (found: { names: Set<string>; calls: Set<string> }): string | undefined => {
+  for (const name of found.calls) if (hasSideEffects(name.toLowerCase())) return `${name.toLowerCase()}() has effects beyond reading`
+  for (const name of found.names) {
+    if (hasSideEffects(name.toLowerCase())) return `${name.toLowerCase()} names a function with effects beyond reading`
+  }
+  return undefined
+}
+
+/** The part of one parsed statement whose names are judged: the statement, or the SELECT an EXPLAIN shows. */
+const judgedPart = (statement: Record<string, unknown>): { readonly part: unknown } | { readonly refusal: string } => {
   const [kind, node] = Object.entries(statement)[0] ?? []
-  if (kind === undefined) return "no statement given"
+  if (kind === undefined) return { refusal: "no statement given" }
   const body = (node ?? {}) as Record<string, unknown>
   switch (kind) {
     case "SelectStmt":
     case "VariableShowStmt":
-      return refusalIn(body)
+      return { part: body }
     case "ExplainStmt": {
       const inner = (body["query"] ?? {}) as Record<string, unknown>
       const innerKind = Object.keys(inner)[0]
-      if (innerKind !== "SelectStmt") return `EXPLAIN of ${innerKind === undefined ? "nothing" : refusedKind(innerKind, {}).replace(/ is not a read-only statement$/, "")}: only EXPLAIN of a query that reads`
-      return refusalIn(inner)
+      if (innerKind !== "SelectStmt") return { refusal: `EXPLAIN of ${innerKind === undefined ? "nothing" : refusedKind(innerKind, {}).replace(/ is not a read-only statement$/, "")}: only EXPLAIN of a query that reads` }
+      return { part: inner }
     }
     default:
-      return refusedKind(kind, body)
+      return { refusal: refusedKind(kind, body) }
   }
 }
 
@@ -137,25 +166,43 @@ const parser: Effect.Effect<Parser> = Effect.cached(
 ).pipe(Effect.runSync)
 
 /**
- * Why `statement` is refused before it reaches the database, or undefined when it is exactly one statement that
- * only reads. The text is parsed by Postgres's own grammar, so comments, quoting, dollar quoting, `E''` and `U&`
- * escapes and `;` inside strings are read as the server reads them; the parse tree, not the text, is judged: one
- * statement, of kind SELECT (WITH, VALUES and TABLE are SELECTs), SHOW or EXPLAIN of a SELECT, with no
- * data-modifying part, no SELECT INTO, no row locks and no call of a function with effects beyond reading.
- * The read-only transaction and the role the statement runs as are the walls behind this one.
+ * A statement `query` may send: one statement that only reads, by its shape, and the names in it that Postgres may
+ * resolve to a function or operator. What those names reach is the server's to say (which functions exist, in which
+ * schemas, with which volatility): the read-only session asks its catalog before it runs the statement
+ * (readOnlyCalls.ts).
  */
-export const refusalOf = (statement: string): Effect.Effect<QueryRefused | undefined> =>
+export interface CheckedStatement {
+  readonly text: string
+  readonly names: ReadonlyArray<string>
+}
+
+/**
+ * `statement` as a CheckedStatement, or why it is refused before it reaches the database. The text is parsed by
+ * Postgres's own grammar, so comments, quoting, dollar quoting, `E''` and `U&` escapes and `;` inside strings are read
+ * as the server reads them; the parse tree, not the text, is judged: one statement, of kind SELECT (WITH, VALUES and
+ * TABLE are SELECTs), SHOW or EXPLAIN of a SELECT, with no data-modifying part, no SELECT INTO, no row locks and no
+ * name, in any position that can call, of a function with effects beyond reading. The functions the names reach, the
+ * read-only transaction and the role the statement runs as are the walls behind this one.
+ */
+export const checkStatement = (statement: string): Effect.Effect<CheckedStatement, QueryRefused> =>
   Effect.gen(function* () {
-    if (statement.includes("\0")) return new QueryRefused({ reason: "the statement holds a NUL character" })
+    if (statement.includes("\0")) return yield* new QueryRefused({ reason: "the statement holds a NUL character" })
     const { parseSync } = yield* parser
-    if (statement.trim() === "") return new QueryRefused({ reason: "no statement given" })
+    if (statement.trim() === "") return yield* new QueryRefused({ reason: "no statement given" })
     const parsed = yield* Effect.try({ try: () => parseSync(statement), catch: (error) => (error instanceof Error ? error.message : String(error)) }).pipe(
       Effect.catchAll((error) => Effect.succeed({ error }))
     )
-    if ("error" in parsed) return new QueryRefused({ reason: `not a statement Postgres can parse: ${parsed.error}` })
+    if ("error" in parsed) return yield* new QueryRefused({ reason: `not a statement Postgres can parse: ${parsed.error}` })
     const statements = parsed.stmts ?? []
-    if (statements.length === 0) return new QueryRefused({ reason: "no statement given" })
-    if (statements.length > 1) return new QueryRefused({ reason: "more than one statement" })
-    const reason = refusalOfStatement((statements[0]!.stmt ?? {}) as Record<string, unknown>)
-    return reason === undefined ? undefined : new QueryRefused({ reason })
+    if (statements.length === 0) return yield* new QueryRefused({ reason: "no statement given" })
+    if (statements.length > 1) return yield* new QueryRefused({ reason: "more than one statement" })
+    const judged = judgedPart((statements[0]!.stmt ?? {}) as Record<string, unknown>)
+    if ("refusal" in judged) return yield* new QueryRefused({ reason: judged.refusal })
+    const shape = refusalIn(judged.part)
+    if (shape !== undefined) return yield* new QueryRefused({ reason: shape })
+    const found = { names: new Set<string>(), calls: new Set<string>() }
+    namesIn(judged.part, found)
+    const named = refusalOfNames(found)
+    if (named !== undefined) return yield* new QueryRefused({ reason: named })
+    return { text: statement, names: [...found.names] }
   })

@@ -16,15 +16,16 @@ export interface CliResult {
 
 /**
  * `node bin/account-sync.mjs ...args` as a child process with `env` added to a minimal environment; killed when
- * the scope closes. `firstLine` is the first stdout line, `exit` the whole run.
+ * the scope closes. `firstLine` is the first stdout line, `exit` the whole run. `script` replaces the absolute path
+ * of bin/account-sync.mjs as typed (a relative path, a symbolic link), run from the repository's root.
  */
-export const spawnCli = (args: ReadonlyArray<string>, env: Record<string, string>) =>
+export const spawnCli = (args: ReadonlyArray<string>, env: Record<string, string>, script: string = bin) =>
   Effect.gen(function* () {
     const firstLine = yield* Deferred.make<string, string>()
     const exit = yield* Deferred.make<CliResult>()
     const child = yield* Effect.acquireRelease(
       Effect.sync(() =>
-        spawn(process.execPath, [bin, ...args], {
+        spawn(process.execPath, [script, ...args], {
           cwd: path.dirname(path.dirname(bin)),
           env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", LOG_FORMAT: "json", LOG_LEVEL: "debug", ...env },
           stdio: ["ignore", "pipe", "pipe"]

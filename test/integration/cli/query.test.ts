@@ -122,10 +122,11 @@ layer(TestDatabaseLive)("query: one read-only statement", (it) => {
         }
         expect(yield* alive).toBe(true)
 
-        // the second wall, the parser left out: the statement runs as the schema's query role, which may not signal
+        // the last wall, the parser and the catalog's judgement left out (no names to judge): the statement runs as
+        // the schema's query role, which may not signal
         const session = yield* openReadOnlySession(yield* QueryDatabaseConfig.pipe(Effect.withConfigProvider(providerOf(env))))
         expect(session.role).toBe(queryRoleOf(schema))
-        const denied = yield* Effect.flip(session.run(terminate))
+        const denied = yield* Effect.flip(session.run({ text: terminate, names: [] }))
         expect(denied._tag).toBe("SqlError")
         expect(denied._tag === "SqlError" && (denied.cause as { code?: string }).code).toBe("42501")
         expect(yield* alive).toBe(true)

@@ -1,11 +1,12 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import * as fs from "node:fs"
-import * as path from "node:path"
-import { refusalOf } from "../../../src/db/readOnlyStatement.js"
+import { checkStatement } from "../../../src/db/readOnlyStatement.js"
 import { exampleQueries } from "../../../src/demo/Demo.js"
+import { readmeQueries } from "../../support/readmeQueries.js"
 
-const root = path.resolve(import.meta.dirname, "../../..")
+/** Why `statement` is refused before it reaches the database, or undefined. */
+const refusalOf = (statement: string) =>
+  checkStatement(statement).pipe(Effect.match({ onFailure: (refused) => refused, onSuccess: () => undefined }))
 
 /** The bypasses of the 2026-11-24 security review (findings 1 and 7), as they were typed. */
 const reviewBypasses: ReadonlyArray<string> = [
@@ -118,6 +119,14 @@ const hostile: ReadonlyArray<string> = [
   "VALUES (pg_advisory_lock(1))",
   "SELECT CASE WHEN true THEN pg_notify('c', 'm') END",
   "SELECT s.pg_terminate_backend FROM (SELECT 1) s",
+  // attribute notation on an expression is a call too (the 2026-11-28 review's finding 3), however it is nested
+  "SELECT (x).pg_advisory_lock FROM (SELECT 42::bigint AS x) s",
+  "SELECT ((s.x)).\"pg_advisory_lock\" FROM (SELECT 42::bigint AS x) s",
+  "SELECT (x).abs.pg_advisory_lock FROM (SELECT -42::bigint AS x) s",
+  "SELECT (x).pg_terminate_backend, (x).pg_cancel_backend FROM (SELECT 1 AS x) s",
+  "SELECT (x).lo_unlink FROM (SELECT 0::oid AS x) s",
+  "SELECT (x).pg_read_file FROM (SELECT '/etc/passwd'::text AS x) s",
+  "SELECT 1 FROM jobs WHERE (jobs.id).pg_advisory_lock IS NULL",
   "SELECT pg_read_file('/etc/passwd')",
   "SELECT pg_read_binary_file('/etc/passwd')",
   "SELECT pg_ls_dir('.')",
@@ -147,12 +156,6 @@ const hostile: ReadonlyArray<string> = [
   "SELECT 'unterminated",
   "SELECT 1\u0000; DELETE FROM jobs"
 ]
-
-/** Every ```sql block of the README: what the README tells users to run. */
-const readmeQueries = (): ReadonlyArray<string> => {
-  const readme = fs.readFileSync(path.join(root, "README.md"), "utf8")
-  return [...readme.matchAll(/```sql\n([\s\S]*?)```/g)].map((match) => match[1]!.trim())
-}
 
 describe("query's statement guard: Postgres's own parser", () => {
   it.effect("refuses every bypass of the review and every hostile statement of the corpus", () =>

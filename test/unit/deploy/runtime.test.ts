@@ -19,6 +19,14 @@ describe("runtime: Node 24 LTS", () => {
     for (const image of stages) expect(image).toMatch(/^node:24-/)
   })
 
+  it("an older Node is refused where the README's commands start: npm ci (engine-strict), npm test (pretest) and bin, all by the same number", () => {
+    expect(fs.readFileSync(path.join(root, ".npmrc"), "utf8").split("\n")).toContain("engine-strict=true")
+    const pkg = JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8")) as { scripts: Record<string, string> }
+    expect(pkg.scripts.pretest).toBe("node bin/node-check.mjs")
+    expect(fs.readFileSync(path.join(root, "bin", "node-check.mjs"), "utf8")).toContain("const needed = 24\n")
+    expect(fs.readFileSync(path.join(root, "bin", "account-sync.mjs"), "utf8")).toMatch(/\nimport "\.\/node-check\.mjs"\n[^]*await import\("\.\/bundle\.mjs"\)/)
+  })
+
   it("the program starts with its young generation capped, two V8 platform threads, its heap grown by 30% a collection, two malloc arenas and a fixed mmap threshold wherever it ships: bin's shebang, the Dockerfile, npm run demo, the bench's children", () => {
     const flags = ["--max-semi-space-size=8", "--v8-pool-size=2", "--heap-growing-percent=30"]
     const malloc = "MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=131072"
