@@ -8,10 +8,8 @@ import { Checkpoints, type DeletionsCheck } from "./Checkpoints.js"
 import type { Variables } from "./model.js"
 import { Pager, type PagerError } from "./Pager.js"
 import type { AnyStream, Near } from "./streams/Stream.js"
+import { nothingSettled, settle, settleById, type Settled } from "./Confirmations.js"
 import {
-  type Answer,
-  type AnswerVerdict,
-  byIdVerdict,
   byValueVerdict,
   candidateStep,
   type Kept,
@@ -141,40 +139,15 @@ export const PassEndLive = Layer.effect(
             return nodes.map((n) => n.node.id)
           })
 
-        type Settled = { readonly alive: ReadonlyArray<string>; readonly gone: ReadonlyArray<string>; readonly keep: ReadonlyArray<Kept> }
-        /** Follows a verdict's counts and splits until every candidate it covers is decided. */
-        const settle = (
-          verdict: AnswerVerdict,
-          filterOf: (ids: ReadonlyArray<string>) => Variables,
-          judge: (answer: Answer) => AnswerVerdict,
-          returned: ReadonlyArray<string>
-        ): Effect.Effect<Settled, PagerError | E> =>
-          Effect.gen(function* () {
-            if (verdict._tag === "Decided") return verdict
-            if (verdict._tag === "Count") {
-              const { total } = yield* count(filterOf(verdict.ids))
-              const next = yield* settle(judge({ asked: verdict.ids, returned, counted: total }), filterOf, judge, returned)
-              return { ...next, alive: [...verdict.alive, ...next.alive] }
-            }
-            const halves = yield* Effect.forEach(verdict.halves.filter((h) => h.length > 0), (half) =>
-              settle({ _tag: "Count", alive: [], ids: half }, filterOf, judge, [])
-            )
-            return { alive: [...verdict.alive, ...halves.flatMap((h) => h.alive)], gone: halves.flatMap((h) => h.gone), keep: halves.flatMap((h) => h.keep) }
-          })
+        const counted = (of: Variables) => Effect.map(count(of), (c) => c.total)
 
         const confirmById = (ids: ReadonlyArray<string>, lookup: (ids: ReadonlyArray<string>) => Variables) =>
-          Effect.gen(function* () {
-            if (ids.length === 0) return { alive: [], gone: [], keep: [] } satisfies Settled
-            const returned = yield* landAll(lookup(ids), ids.length)
-            // a count of the ids not returned is of just them: the returned ones are not counted again
-            return yield* settle(byIdVerdict({ asked: ids, returned, counted: undefined }), lookup, byIdVerdict, [])
-          })
+          ids.length === 0 ? Effect.succeed(nothingSettled) : Effect.flatMap(landAll(lookup(ids), ids.length), (returned) => settleById(ids, returned, (missing) => counted(lookup(missing))))
 
         const confirmByValue = (value: string, ids: ReadonlyArray<string>, near: Near) =>
-          Effect.gen(function* () {
-            const returned = yield* landAll(near.variables(value), undefined)
-            return yield* settle(byValueVerdict({ asked: ids, returned, counted: undefined }), () => near.variables(value), byValueVerdict, returned)
-          })
+          Effect.flatMap(landAll(near.variables(value), undefined), (returned) =>
+            settle(byValueVerdict({ asked: ids, returned, counted: undefined }), () => counted(near.variables(value)), byValueVerdict, returned)
+          )
 
         const proof = proofOf(stream)
         const seen = yield* checkpoints.seenCount(accountId, stream)

@@ -167,3 +167,29 @@ layer(syncHarness({ accounts: 4, jobs: 1000, limits: { maxPoints: 1_000_000, res
     })
   )
 })
+
+layer(
+  syncHarness({ accounts: 1, jobs: 300, limits: { maxPoints: 1_000_000, restoreRate: 1_000_000 } }, { env: { SYNC_STREAMS: "jobs,visits", SYNC_EXCLUDE_FIELDS: "" } }),
+  { timeout: 240_000, excludeTestServices: true }
+)("records re-read by id, some newly withheld", (it) => {
+  it.effect("an incremental pass re-reads the visits of changed jobs by id: those the service withholds stay live, deleted ones are marked", () =>
+    Effect.gen(function* () {
+      const { admin } = yield* TestEmulator
+      const accountId = yield* backfilled(0)
+      yield* admin.setPagingFaults({ accountId, withhold: 0.3, seed: 4 })
+      const gone = (yield* admin.deleteRecords({ accountId, collection: "visits", count: 40, seed: 6 })).ids
+      yield* admin.advanceClock({ seconds: 600 })
+      yield* admin.editRecords({ accountId, collection: "jobs", count: 120, seed: 7 })
+      const [sync] = yield* (yield* SyncRunner).run({ mode: "sync", accounts: [accountId] })
+      expect(sync!.outcome).toBe("synced")
+      expect(sync!.streams.find((s) => s.stream === "jobs")!.kind).toBe("incremental")
+      const o = yield* outcomeOf(accountId, "visits")
+      expect(o.wronglyMarked, "visits: live rows marked deleted").toBe(0)
+      // the visits of the changed jobs were read again: withheld ones among them kept, deleted ones among them marked
+      expect(o.keptWithheld).toBeGreaterThan(20)
+      const marked = yield* rowIds("visits", accountId, true)
+      expect(marked.size).toBeGreaterThan(0)
+      for (const id of marked) expect(gone).toContain(id)
+    })
+  )
+})
