@@ -29,10 +29,10 @@ const liveIds = (accountId: string) =>
     return rows.map((r) => r.id)
   })
 
-const deletedIds = (accountId: string) =>
+const deletedRows = (table: string, accountId: string) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    const rows = yield* sql<{ id: string }>`SELECT id FROM jobs WHERE account_id = ${accountId} AND deleted_at IS NOT NULL ORDER BY id`
+    const rows = yield* sql<{ id: string }>`SELECT id FROM ${sql(table)} WHERE account_id = ${accountId} AND deleted_at IS NOT NULL ORDER BY id`
     return rows.map((r) => r.id)
   })
 
@@ -82,7 +82,7 @@ layer(syncHarness({ accounts: 2, jobs: 2370, limits: generous }), { timeout: 180
       expect(full!.message ?? "").toBe("")
       expect(full!.outcome).toBe("synced")
       // exactly the deleted rows are marked: none of the rows the service still has, withheld or not
-      expect(yield* deletedIds(accountId)).toEqual([...shownGone, ...hiddenGone].sort())
+      expect(yield* deletedRows("jobs", accountId)).toEqual([...shownGone, ...hiddenGone].sort())
       expect((yield* liveIds(accountId)).length).toBe(2370 - shownGone.length - hiddenGone.length)
       expect(full!.streams[0]!.counts.rowsDeleted).toBe(shownGone.length + hiddenGone.length)
       // the withheld rows it still counts were kept, not guessed gone
@@ -106,13 +106,6 @@ const cuttingProxy = serviceProxy({
     return JSON.stringify(json)
   }
 })
-
-const deletedRows = (table: string, accountId: string) =>
-  Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-    const rows = yield* sql<{ id: string }>`SELECT id FROM ${sql(table)} WHERE account_id = ${accountId} AND deleted_at IS NOT NULL ORDER BY id`
-    return rows.map((r) => r.id)
-  })
 
 layer(syncHarness({ accounts: 1, jobs: 1000, limits: generous }, { serviceUrl: cuttingProxy, env: { SYNC_STREAMS: "jobs,quotes", SYNC_EXCLUDE_FIELDS: jobsOnlySettings.SYNC_EXCLUDE_FIELDS! } }), {
   timeout: 120_000,
