@@ -1,4 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { settleById } from "../../../src/sync/Confirmations.js"
 import {
   type Answer,
   type AnswerVerdict,
@@ -126,4 +128,30 @@ describe("undecidedNote", () => {
         "created_at"
       )
     ).toBe("not proven gone, kept live: 2 row(s): withheld from this app or gone (the service counts a record it does not return with the same created_at); 1 row(s): the listing proves nothing: 1 page(s) of the listing could not be checked"))
+})
+
+describe("settleById (the counts and splits a verdict asks for, against a service that withholds some ids)", () => {
+  const service = (withheld: ReadonlyArray<string>, alive: ReadonlyArray<string>) => {
+    const asked: Array<ReadonlyArray<string>> = []
+    const count = (ids: ReadonlyArray<string>) =>
+      Effect.sync(() => {
+        asked.push(ids)
+        return ids.filter((id) => withheld.includes(id) || alive.includes(id)).length
+      })
+    return { asked, count }
+  }
+  const cases: ReadonlyArray<readonly [string, ReadonlyArray<string>, ReadonlyArray<string>, ReadonlyArray<string>, { gone: ReadonlyArray<string>; withheld: ReadonlyArray<string>; counts: number }]> = [
+    ["all returned: no count", ["a", "b"], [], ["a", "b"], { gone: [], withheld: [], counts: 0 }],
+    ["none withheld: one count proves the rest gone", ["a", "b", "c", "d"], [], ["a"], { gone: ["b", "c", "d"], withheld: [], counts: 1 }],
+    ["all withheld: one count keeps them", ["a", "b", "c"], ["a", "b", "c"], [], { gone: [], withheld: ["a", "b", "c"], counts: 1 }],
+    ["one withheld among four gone: halves down to it", ["a", "b", "c", "d", "e"], ["c"], [], { gone: ["a", "b", "d", "e"], withheld: ["c"], counts: 5 }]
+  ]
+  for (const [name, asked, withheld, returned, expected] of cases) {
+    it(name, () => {
+      const s = service(withheld, returned)
+      const settled = Effect.runSync(settleById(asked, returned, s.count))
+      expect({ gone: [...settled.gone].sort(), withheld: settled.keep.map((k) => k.id).sort(), counts: s.asked.length }).toEqual(expected)
+      expect([...settled.alive].sort()).toEqual([...returned].sort())
+    })
+  }
 })
