@@ -46,6 +46,12 @@ export interface ChaosOptions {
    * same nodes every time, line items too, pageInfo and totalCount as paged): its warehouse must equal what it is served.
    */
   readonly withhold: number
+  /**
+   * Beside the share, a block of this many consecutive records of every collection withheld from the same account
+   * (its pages inside the block come back empty); before the final full pass the withheld set moves (another seed and
+   * block): records become withheld, others visible again.
+   */
+  readonly withholdBlock: number
   readonly keepSchema?: boolean
 }
 
@@ -64,7 +70,8 @@ export const chaosDefaults = (seed: number): ChaosOptions => ({
   // before the first 15 queries of each collection (jobs take 30 pages): the pages, not the closing id listing
   churn: { creates: 1, edits: 2, deletes: 1, queries: 15, collections: ["jobs", "invoices"] },
   refreshCommitEvery: 3,
-  withhold: 0.2
+  withhold: 0.2,
+  withholdBlock: 130
 })
 
 export interface Check {
@@ -149,11 +156,19 @@ export const runChaos = (options: ChaosOptions) =>
         yield* say(`${options.accounts} accounts x ${options.jobs} jobs connected; faults ${JSON.stringify(options.faults)}`)
         yield* admin.setFaults(options.faults)
         // a service that authorizes each node: pages shorter than first while more follow, for one account
-        const withheldFrom = options.withhold > 0 ? accountIds[0] : undefined
-        if (withheldFrom !== undefined) {
-          yield* admin.setPagingFaults({ accountId: withheldFrom, withhold: options.withhold, seed: options.seed })
-          yield* say(`${withheldFrom}: ${options.withhold * 100}% of the nodes of every page withheld after paging`)
-        }
+        const withheldFrom = options.withhold > 0 || options.withholdBlock > 0 ? accountIds[0] : undefined
+        const withhold = (seed: number) =>
+          withheldFrom === undefined
+            ? Effect.void
+            : admin
+                // the block inside the first quarter of the jobs: within every collection but the smallest
+                .setPagingFaults({ accountId: withheldFrom, withhold: options.withhold, withholdBlock: options.withholdBlock, blockStart: (seed * 7_919) % Math.max(1, Math.floor(options.jobs / 4)), seed })
+                .pipe(
+                Effect.zipRight(
+                  say(`${withheldFrom}: ${options.withhold * 100}% of the nodes of every page and a block of ${options.withholdBlock} records withheld after paging (seed ${seed})`)
+                )
+              )
+        yield* withhold(options.seed)
         yield* installRefreshCommitFault(options.refreshCommitEvery)
 
         let kills = 0
@@ -335,6 +350,15 @@ export const runChaos = (options: ChaosOptions) =>
             )
             const rows = results.reduce((n, c) => n + c.serviceRows, 0)
             const pendingDeletes = results.reduce((n, c) => n + c.stillLive, 0)
+            if (final) {
+              const marked = results.reduce((n, c) => n + c.wronglyDeleted, 0)
+              const kept = results.reduce((n, c) => n + c.keptWithheld, 0)
+              checks.push({
+                name: "deletions missed (live rows whose record the service no longer has) and live rows marked deleted, every stream of every account",
+                ok: pendingDeletes === 0 && marked === 0,
+                detail: `${pendingDeletes} missed, ${marked} live rows marked deleted; ${kept} rows of records withheld from the app kept live`
+              })
+            }
             checks.push({
               name: final
                 ? "warehouse == emulator for every stream of every account (every mapped column, line items and custom fields per parent, deleted_at correct)"
@@ -362,7 +386,8 @@ export const runChaos = (options: ChaosOptions) =>
           yield* pass(`sync ${i}`, syncJob, {}, options.killsPerPass.sync, options.killWindowMs.sync, false)
           yield* compareAll(`after sync ${i}`, false)
         }
-        // 3. the daily full pass (brought forward) under churn finds the deletions
+        // 3. the daily full pass (brought forward) under churn finds the deletions; the withheld set has moved
+        yield* withhold(options.seed + 1)
         yield* churnDuring("full pass", pass("full pass", syncJob, { SYNC_FULL_PASS_EVERY: "1 second" }, options.killsPerPass.full, options.killWindowMs.backfill, true))
         // 4. one incremental sync brings what churn edited behind the cursor of a resumed pass; every account's access
         // token has expired, so each refreshes (and rotates) first, and some of those commits lose their session. (Not

@@ -14,6 +14,7 @@ export const quickChaos = (seed: number): ChaosOptions => ({
   // churn before the first two queries of each collection: the pages, not the pass's closing id listing (a deletion
   // made while that listing reads past the row waits for the next full pass, as the README says)
   churn: { ...chaosDefaults(seed).churn, queries: 2 },
+  withholdBlock: 40,
   editsPerPass: 60,
   deletesPerPass: 20
 })

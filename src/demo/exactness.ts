@@ -15,8 +15,12 @@ export interface StreamComparison {
   readonly serviceRows: number
   readonly missing: number
   readonly mismatched: number
+  /** Rows marked deleted whose record the service still has (returned to the app or withheld from it). */
   readonly wronglyDeleted: number
+  /** Live rows whose record the service no longer has: deletions missed. */
   readonly stillLive: number
+  /** Live rows whose record the service has but does not return to the app (withheld): kept, not an error. */
+  readonly keptWithheld: number
   /** Line items and custom fields whose parent's set differs from the service's. */
   readonly nestedMismatched: number
   readonly examples: ReadonlyArray<string>
@@ -69,6 +73,11 @@ export const compareStream = (admin: EmulatorAdmin, stream: AnyStream, accountId
     const sql = yield* SqlClient.SqlClient
     const listed = yield* admin.listRecords({ accountId, collection: stream.connection, ...(servedTo === undefined ? {} : { servedTo }) })
     const service = new Map(listed.map((r) => [String(r.id), r]))
+    // served to one app: the records the service has but withholds from it are neither missing nor deleted
+    const withheld =
+      servedTo === undefined
+        ? new Set<string>()
+        : new Set((yield* admin.listRecords({ accountId, collection: stream.connection })).map((r) => String(r.id)).filter((id) => !service.has(id)))
     const rows = new Map((yield* sql<Record<string, unknown>>`SELECT * FROM ${sql(stream.table)} WHERE account_id = ${accountId}`).map((r) => [String(r.id), r]))
     const examples: Array<string> = []
     const note = (s: string) => void (examples.length < 3 && examples.push(s))
@@ -92,10 +101,15 @@ export const compareStream = (admin: EmulatorAdmin, stream: AnyStream, accountId
       }
     }
     let stillLive = 0
+    let keptWithheld = 0
     for (const [id, row] of rows) {
-      if (row.deleted_at === null && !service.has(id)) {
+      if (row.deleted_at === null && withheld.has(id)) keptWithheld++
+      else if (row.deleted_at === null && !service.has(id)) {
         stillLive++
         note(`${stream.name} ${id} still live`)
+      } else if (row.deleted_at !== null && withheld.has(id)) {
+        wronglyDeleted++
+        note(`${stream.name} ${id} (withheld from the app) marked deleted`)
       }
     }
     let nestedMismatched = 0
@@ -128,5 +142,5 @@ export const compareStream = (admin: EmulatorAdmin, stream: AnyStream, accountId
         }
       }
     }
-    return { stream: stream.name, serviceRows: service.size, missing, mismatched, wronglyDeleted, stillLive, nestedMismatched, examples } satisfies StreamComparison
+    return { stream: stream.name, serviceRows: service.size, missing, mismatched, wronglyDeleted, stillLive, keptWithheld, nestedMismatched, examples } satisfies StreamComparison
   })

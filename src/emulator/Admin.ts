@@ -59,14 +59,16 @@ export const adminHandlers = (deps: AdminDeps) => {
       op("listRecords", () => {
         const a = appsAndAccounts.requireAccount("listRecords", accountId)
         const records = changes.recordsOf("listRecords", a, collection)
-        const listed = records.collection.liveIndices().map((i) => a.world.listed(records.name, i))
-        const withheld = servedTo === undefined ? undefined : pagingFaults.for(appsAndAccounts.requireApp("listRecords", servedTo).appId, a.accountId).withheld
-        if (withheld === undefined) return listed
+        const live = records.collection.liveIndices()
+        const listed = live.map((i) => a.world.listed(records.name, i))
+        const view = servedTo === undefined ? undefined : pagingFaults.for(appsAndAccounts.requireApp("listRecords", servedTo).appId, a.accountId)
+        if (view === undefined || (view.withheld === undefined && view.withheldChild === undefined)) return listed
         const children = records.def.children?.field
-        const served = (item: unknown) => !withheld(String((item as { id?: unknown }).id))
-        return listed.filter(served).map((r) =>
-          children === undefined ? r : { ...r, [children]: (r[children] as ReadonlyArray<unknown>).filter(served) }
-        )
+        const { withheld, withheldChild } = view
+        const childServed = (item: unknown) => withheldChild === undefined || !withheldChild(String((item as { id?: unknown }).id))
+        return listed
+          .filter((r, k) => withheld === undefined || !withheld(String(r.id), live[k]!))
+          .map((r) => (children === undefined ? r : { ...r, [children]: (r[children] as ReadonlyArray<unknown>).filter(childServed) }))
       }),
     recordVersions: ({ accountId, collection, id }) =>
       op("recordVersions", () => changes.versions(appsAndAccounts.requireAccount("recordVersions", accountId), collection, id)),

@@ -117,6 +117,11 @@ export const PagingFaultOptions = Schema.Struct({
    * `seed`), line items too; `pageInfo` and `totalCount` stay as computed before.
    */
   withhold: opt(Num),
+  /** Besides, this many consecutive records of every collection (creation order) left out, from `blockStart` (else drawn from `seed`). */
+  withholdBlock: opt(Num),
+  blockStart: opt(Num),
+  /** The share of line items left out (default: `withhold`). */
+  withholdChildren: opt(Num),
   seed: opt(Num),
   /** The collection fields ignore `offset`: a page asked at any offset is the first (or the one after `after`). */
   ignoreOffset: opt(Schema.Boolean),

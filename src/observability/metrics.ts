@@ -33,7 +33,7 @@ export const tokenRefreshFailures = Metric.counter("account_sync_token_refresh_f
   incremental: true
 })
 export const sweepsSkipped = Metric.counter("account_sync_sweeps_skipped_total", {
-  description: "Full passes that marked nothing deleted because the listing their sweep needed was incomplete",
+  description: "Full passes that kept rows live without proving them there or gone (status says why)",
   incremental: true
 })
 export const runsFinished = Metric.counter("account_sync_runs_total", {

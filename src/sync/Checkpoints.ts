@@ -6,6 +6,7 @@ import { sweepPlannerSettings } from "./landing/sweep.js"
 import type { LandingStep } from "./landing/steps.js"
 import type { Checkpoint, PassKind } from "./model.js"
 import type { AnyStream } from "./streams/Stream.js"
+import type { Candidate } from "./SweepPlan.js"
 
 /** Where a batch's pass stands once it lands: what the page statement moves the checkpoint to. */
 export interface PassProgress {
@@ -79,12 +80,15 @@ export const seenIds = (sql: SqlClient.SqlClient, accountId: string, stream: str
 
 /**
  * The first `limit` live rows of the account's `table` after `after` (by id) that the full pass in progress did not
- * see: the candidates its sweep re-reads before marking anything. The same anti-join as the sweep's, and planned the
- * same way (sweepPlannerSettings): without statistics a nested loop rescans every seen id for each row, which took
- * minutes for 50,000 rows.
+ * see: the candidates its sweep re-reads before marking anything, each with its `near` column as text (ISO 8601 for a
+ * time), null without one. The same anti-join as the sweep's, and planned the same way (sweepPlannerSettings):
+ * without statistics a nested loop rescans every seen id for each row, which took minutes for 50,000 rows.
  */
-export const unseenStatement = (sql: SqlClient.SqlClient, options: { readonly accountId: string; readonly stream: string; readonly table: string; readonly after: string; readonly limit: number }) => sql`
-  SELECT t.id FROM ${sql(options.table)} t
+export const unseenStatement = (
+  sql: SqlClient.SqlClient,
+  options: { readonly accountId: string; readonly stream: string; readonly table: string; readonly after: string; readonly limit: number; readonly near?: string | undefined }
+) => sql`
+  SELECT t.id, ${options.near === undefined ? sql`NULL::text` : sql`to_jsonb(t.${sql(options.near)}) #>> '{}'`} AS near FROM ${sql(options.table)} t
   WHERE t.account_id = ${options.accountId} AND t.deleted_at IS NULL AND t.id > ${options.after}
     AND NOT EXISTS (SELECT 1 FROM (${seenIds(sql, options.accountId, options.stream)}) AS s WHERE s.id = t.id)
   ORDER BY t.id LIMIT ${options.limit}`
@@ -118,12 +122,12 @@ const toCheckpoint = (r: typeof CheckpointRow.Type): Checkpoint => ({
 })
 
 const CountRow = Schema.Struct({ n: Schema.Number })
-const IdRow = Schema.Struct({ id: Schema.String })
+const CandidateRow = Schema.Struct({ id: Schema.String, near: Schema.NullOr(Schema.String) })
 const TracksSeenRow = Schema.Struct({ tracks_seen: Schema.Boolean })
 
 /** What a full pass could say about deletions (`status` shows it). */
 export interface DeletionsCheck {
-  /** Why the pass marked nothing deleted (its listing was incomplete); null when it checked deletions. */
+  /** Rows the pass kept live without proving them there or gone, and why; null when every candidate was decided. */
   readonly unchecked: string | null
   /** Rows the service counts but did not list (it withholds them), by the pass's complete listing; null when not listed. */
   readonly withheld: number | null
@@ -165,9 +169,9 @@ export class Checkpoints extends Context.Tag("account-sync/Checkpoints")<
     readonly recordSeen: (accountId: string, stream: string, ids: ReadonlyArray<string>) => Effect.Effect<void, SqlError.SqlError>
     /**
      * Live rows of the account that the full pass in progress has not seen (the candidates of its sweep), in id
-     * order after `after`, up to `limit`.
+     * order after `after`, up to `limit`, each with its stored value of the stream's `near` column.
      */
-    readonly unseen: (accountId: string, stream: AnyStream, after: string, limit: number) => Effect.Effect<ReadonlyArray<string>, SqlError.SqlError>
+    readonly unseen: (accountId: string, stream: AnyStream, after: string, limit: number) => Effect.Effect<ReadonlyArray<Candidate>, SqlError.SqlError>
     /**
      * The end of an incremental pass, inside the transaction of its last batch: the mark moves to the pass's newest
      * (`passMark`), the pass's start is recorded as its last incremental pass.
@@ -177,7 +181,7 @@ export class Checkpoints extends Context.Tag("account-sync/Checkpoints")<
      * The end of a full pass, inside the caller's transaction (which checks the account's lock first). When the pass
      * is still in progress (a repeat after a lost COMMIT acknowledgement finds it ended, and does nothing), its
      * checkpoint is locked, `sweep` marks deleted the live rows whose id is not among `seen` (the ids it saw, a
-     * subquery of `id`) unless the pass recorded none or `deletions` says they were not checked, and the pass
+     * subquery of `id`, and the rows its end kept) unless the pass recorded none, and the pass
      * finishes: its seen ids forgotten, its start recorded as the last full pass, with what it could say about
      * deletions. Returns what the sweep marked.
      */
@@ -295,7 +299,7 @@ export const CheckpointsLive = Layer.effect(
       Effect.gen(function* () {
         const pass = yield* rowsOrDie(fullPassInProgress({ accountId, stream }))
         if (Option.isNone(pass)) return { deleted: 0 }
-        const deleted = pass.value.tracks_seen && deletions.unchecked === null ? yield* sweep(seenIds(sql, accountId, stream)) : 0
+        const deleted = pass.value.tracks_seen ? yield* sweep(seenIds(sql, accountId, stream)) : 0
         yield* sql`DELETE FROM sync_pass_seen WHERE account_id = ${accountId} AND stream = ${stream}`
         yield* sql`
           UPDATE sync_checkpoints SET pass_kind = NULL, position = NULL, anchors = NULL, shifted = false,
@@ -306,14 +310,24 @@ export const CheckpointsLive = Layer.effect(
       })
 
     const unseenRows = SqlSchema.findAll({
-      Request: Schema.Struct({ accountId: Schema.String, stream: Schema.String, table: Schema.String, after: Schema.String, limit: Schema.Number }),
-      Result: IdRow,
+      Request: Schema.Struct({
+        accountId: Schema.String,
+        stream: Schema.String,
+        table: Schema.String,
+        after: Schema.String,
+        limit: Schema.Number,
+        near: Schema.optional(Schema.String)
+      }),
+      Result: CandidateRow,
       execute: (request) => unseenStatement(sql, request)
     })
     const unseen = (accountId: string, stream: AnyStream, after: string, limit: number) =>
       sql.withTransaction(
-        Effect.zipRight(sql.unsafe(sweepPlannerSettings), rowsOrDie(unseenRows({ accountId, stream: stream.name, table: stream.table, after, limit })))
-      ).pipe(Effect.map((rows) => rows.map((r) => r.id)))
+        Effect.zipRight(
+          sql.unsafe(sweepPlannerSettings),
+          rowsOrDie(unseenRows({ accountId, stream: stream.name, table: stream.table, after, limit, near: stream.near?.column }))
+        )
+      )
 
     const listCurrent = SqlSchema.findAll({
       Request: Schema.Void,

@@ -4,7 +4,7 @@ import type { AccountCredentials } from "../api/ServiceClient.js"
 import { Checkpoints } from "./Checkpoints.js"
 import type { AccountLockLost } from "./errors.js"
 import { Pager, type PagerError } from "./Pager.js"
-import { type Refetched, refetchReader } from "./Refetch.js"
+import { pointsOfRead, type Refetched, refetchReader } from "./Refetch.js"
 import type { AnyStream } from "./streams/Stream.js"
 import { SyncSettings } from "./SyncSettings.js"
 import { Warehouse } from "./Warehouse.js"
@@ -57,7 +57,7 @@ export interface DependentRead extends Refetched {
 }
 
 /** The points the service charged for the reads. */
-export const pointsOf = (reads: ReadonlyArray<DependentRead>): number => reads.reduce((p, r) => p + r.pages.reduce((q, page) => q + page.costPoints, 0), 0)
+export const pointsOf = (reads: ReadonlyArray<DependentRead>): number => reads.reduce((p, r) => p + pointsOfRead(r), 0)
 
 export class Dependents extends Context.Tag("account-sync/Dependents")<
   Dependents,
@@ -101,7 +101,7 @@ export const DependentsLive = Layer.effect(
           if (linked.length === 0) continue
           const refetched =
             step.stream.refetch === undefined
-              ? { pages: [], gone: [], unreachable: linked }
+              ? { pages: [], gone: [], unreachable: linked, countPoints: 0 }
               : yield* step.stream.refetch.read(
                   linked.map((id) => ({ id, occurredAt })),
                   readerOf(credentials, step.stream)

@@ -1,38 +1,41 @@
 import { SqlClient, type SqlError } from "@effect/sql"
-import { Context, Effect, Layer, Metric, Stream } from "effect"
+import { Chunk, Context, Effect, Layer, Metric, Ref, Stream } from "effect"
 import type { AccountCredentials } from "../api/ServiceClient.js"
 import * as Metrics from "../observability/metrics.js"
 import { leasedTransaction } from "./AccountLocks.js"
 import type { AccountLockLost } from "./errors.js"
 import { Checkpoints, type DeletionsCheck } from "./Checkpoints.js"
-import type { Page, Variables } from "./model.js"
+import type { Variables } from "./model.js"
 import { Pager, type PagerError } from "./Pager.js"
-import type { AnyStream } from "./streams/Stream.js"
+import type { AnyStream, Near } from "./streams/Stream.js"
+import { nothingSettled, settle, settleById, type Settled } from "./Confirmations.js"
+import {
+  byValueVerdict,
+  candidateStep,
+  type Kept,
+  listingNeeded,
+  listingVerdict,
+  type ListingVerdict,
+  type Proof,
+  undecidedNote
+} from "./SweepPlan.js"
 import { Warehouse } from "./Warehouse.js"
 
 export interface PassEndResult {
-  /** Rows marked deleted: gone from the service, and confirmed gone. */
+  /** Rows marked deleted: gone from the service, and proven gone. */
   readonly deleted: number
-  /** Sweep candidates found alive at the service, landed (or kept, when it counts them but withholds them). */
+  /** Sweep candidates found alive at the service (landed), or kept live: withheld from the app, or not decided. */
   readonly confirmed: number
-  /** Points spent on the checks: the count, a listing of the ids, re-reads of the candidates. */
+  /** Points spent on the checks: the count, a listing of the ids, the questions about the candidates. */
   readonly overheadPoints: number
   /** Whether the connection was listed (the pass saw the list move, or its count did not match). */
   readonly listed: boolean
-  /** Why nothing was marked deleted (the listing the sweep needed was incomplete); undefined when deletions were checked. */
+  /** Why some candidates were kept live undecided (SweepPlan.undecidedNote); undefined when every one was decided. */
   readonly unchecked?: string
 }
 
-/** Sweep candidates re-read per round. */
+/** Sweep candidates read per round. */
 const candidatesPerRound = 500
-
-/** A listing of the connection's ids (the pass's seen ids from then on), and whether it proves what it did not see gone. */
-interface Listing {
-  /** Why it proves nothing: a page it could not check, or the service counting more rows than it paged; else undefined. */
-  readonly incomplete: string | undefined
-  /** Rows the service counts (after the listing) beyond the ids it listed: rows it withholds from the app. */
-  readonly withheld: number
-}
 
 /**
  * The end of a full pass, in one transaction under the account's lock: when the pass is still in progress, the live
@@ -53,20 +56,14 @@ export const finishFullPass = (accountId: string, stream: AnyStream, deletions: 
   })
 
 /**
- * The end of a full pass that reached the end of its connection (`hasNextPage: false`): it marks deleted only rows
- * that are gone, and only on a complete listing.
- * - A count of the connection checks the pass: when the list moved under it (a page did not join where it would have,
- *   or could not be checked) or the count differs from the rows it landed, the connection is listed (ids only) and
- *   the listing replaces what the pass saw.
- * - A listing proves rows gone only when it is complete: every page joined the one before (no gap), and the service
- *   did not count more rows than the positions it paged before it said the list ended. Otherwise nothing is marked
- *   deleted this pass (logged, counted in account_sync_sweeps_skipped_total, shown by `status`). A count above the ids
- *   a complete listing saw is rows the service withholds from the app: logged and shown, not taken for missing rows.
- * - The candidates (live rows not seen) are confirmed absent before they are marked: re-read by id where the
- *   connection filters by id (a candidate found alive is landed), and one not returned is marked only when the service
- *   does not count it either (it may count a row it withholds: that row is kept); elsewhere by the listing.
- * Under no change, that is one count query: a pass that saw no shift and landed as many rows as the connection holds
- * has every row (see Continuation), and nothing was deleted since it began.
+ * The end of a full pass that reached the end of its connection (`hasNextPage: false`). It gathers the facts and
+ * applies the decisions of SweepPlan: the count of the connection, a listing of its ids where the stream's proof
+ * needs one, and for each round of candidates (live rows the pass did not see) the questions SweepPlan asks (by id,
+ * by a stored value); alive ones are landed, withheld or undecided ones recorded as seen (kept live), and the sweep
+ * marks deleted the rest: the candidates proven gone. Rows kept undecided are logged, counted in
+ * account_sync_sweeps_skipped_total and shown by `status`.
+ * Under no change, that is one count query: a pass that saw no shift and landed as many rows as the
+ * connection holds has every row (see Continuation), and nothing was deleted since it began.
  */
 export class PassEnd extends Context.Tag("account-sync/PassEnd")<
   PassEnd,
@@ -81,6 +78,9 @@ export class PassEnd extends Context.Tag("account-sync/PassEnd")<
   }
 >() {}
 
+/** How a stream's candidates are proven absent: by id where it filters by id, else by a stored value, else a listing. */
+export const proofOf = (stream: AnyStream): Proof => (stream.lookup !== undefined ? "ById" : stream.near !== undefined ? "Near" : "ListingOnly")
+
 export const PassEndLive = Layer.effect(
   PassEnd,
   Effect.gen(function* () {
@@ -94,116 +94,121 @@ export const PassEndLive = Layer.effect(
     const finish = <E>({ credentials, stream, variables, shifted, tracksSeen }: Parameters<PassEnd["Type"]["finish"]>[0] & { readonly credentials: AccountCredentials<E> }) =>
       Effect.gen(function* () {
         const { accountId } = credentials
-        let overheadPoints = 0
-        const count = (of: Variables) => Effect.tap(pager.count(credentials, stream, of), (c) => void (overheadPoints += c.costPoints))
+        const spent = yield* Ref.make(0)
+        const spend = (points: number) => Ref.update(spent, (n) => n + points)
+        const count = (of: Variables) => Effect.tap(pager.count(credentials, stream, of), (c) => spend(c.costPoints))
 
-        const listIds: Effect.Effect<Listing, PagerError | SqlError.SqlError | E> = Effect.gen(function* () {
+        /** The connection's ids, the pass's seen ids from then on: what SweepPlan.listingVerdict needs of them. */
+        const listIds: Effect.Effect<ListingVerdict, PagerError | SqlError.SqlError | E> = Effect.gen(function* () {
           yield* checkpoints.restartSeen(accountId, stream.name)
-          let unchecked = 0
-          const paged = new Map<number, number>()
+          const paged = new Map<number, { readonly position: number; readonly unchecked: number }>()
           yield* pager.pages({ credentials, stream, variables, select: "ids" }).pipe(
             Stream.runForEach((page) =>
-              Effect.gen(function* () {
-                overheadPoints += page.costPoints
-                if (!page.checked) unchecked++
-                paged.set(page.partition, page.position)
-                yield* checkpoints.recordSeen(accountId, stream.name, page.nodes.map((n) => n.node.id))
-              })
+              Effect.zipRight(
+                Effect.sync(() => paged.set(page.partition, { position: page.position, unchecked: (paged.get(page.partition)?.unchecked ?? 0) + (page.checked ? 0 : 1) })),
+                Effect.zipRight(spend(page.costPoints), checkpoints.recordSeen(accountId, stream.name, page.nodes.map((n) => n.node.id)))
+              )
             )
           )
           const { total } = yield* count(variables)
           const listed = yield* checkpoints.seenCount(accountId, stream)
-          const positions = [...paged.values()].reduce((a, b) => a + b, 0)
-          const incomplete =
-            unchecked > 0
-              ? `${unchecked} page(s) of the listing could not be checked against the page before (too few rows around them)`
-              : total > positions
-                ? `the service said the list ends after ${positions} positions but counts ${total} rows`
-                : undefined
-          return { incomplete, withheld: Math.max(0, total - listed) }
+          const parts = [...paged.values()]
+          const verdict = listingVerdict({
+            uncheckedPages: parts.reduce((n, p) => n + p.unchecked, 0),
+            total,
+            positions: parts.reduce((n, p) => n + p.position, 0),
+            listed
+          })
+          if (!verdict.decisive) yield* Effect.logInfo(`${stream.name}: the listing does not prove unlisted rows gone (${verdict.why}); each is asked for before it is marked`)
+          return verdict
         })
 
-        /** Of rows a lookup by id did not return, those the service does not count either: gone (the rest it withholds). */
-        const notCounted = (ids: ReadonlyArray<string>, lookup: (ids: ReadonlyArray<string>) => Variables): Effect.Effect<ReadonlyArray<string>, PagerError | E> =>
+        /** Pages of `of` (nodes), landed as rows seen by the pass; the ids they hold. */
+        const landAll = (of: Variables, atMost: number | undefined) =>
           Effect.gen(function* () {
-            const { total } = yield* count(lookup(ids))
-            if (total === 0) return ids
-            if (total >= ids.length || ids.length === 1) return []
-            const half = Math.ceil(ids.length / 2)
-            return [...(yield* notCounted(ids.slice(0, half), lookup)), ...(yield* notCounted(ids.slice(half), lookup))]
+            const pages = yield* pager.pages({ credentials, stream, variables: of, ...(atMost === undefined ? {} : { atMost }) }).pipe(
+              Stream.tap((page) => spend(page.costPoints)),
+              Stream.runCollect,
+              Effect.map(Chunk.toReadonlyArray)
+            )
+            const nodes = pages.flatMap((page) => page.nodes)
+            if (nodes.length > 0) {
+              const fetchedAtMs = Math.min(...pages.map((page) => page.fetchedAtMs))
+              yield* warehouse.land({ accountId, stream, pages: [...pages], pass: undefined, recordSeen: true, fetchedAt: new Date(fetchedAtMs) })
+            }
+            return nodes.map((n) => n.node.id)
           })
 
-        const skipSweep = (reason: string) =>
-          Effect.gen(function* () {
-            yield* Effect.logWarning(`${stream.name}: deletions not checked: listing incomplete (${reason}); no row is marked deleted by this pass`)
-            yield* Metric.increment(Metrics.forAccount(Metrics.sweepsSkipped, accountId))
-            yield* endPass(accountId, stream, { unchecked: `listing incomplete: ${reason}`, withheld: null })
-            return { deleted: 0, confirmed: 0, overheadPoints, listed: true, unchecked: reason } satisfies PassEndResult
-          })
+        const counted = (of: Variables) => Effect.map(count(of), (c) => c.total)
 
+        const confirmById = (ids: ReadonlyArray<string>, lookup: (ids: ReadonlyArray<string>) => Variables) =>
+          ids.length === 0 ? Effect.succeed(nothingSettled) : Effect.flatMap(landAll(lookup(ids), ids.length), (returned) => settleById(ids, returned, (missing) => counted(lookup(missing))))
+
+        const confirmByValue = (value: string, ids: ReadonlyArray<string>, near: Near) =>
+          Effect.flatMap(landAll(near.variables(value), undefined), (returned) =>
+            settle(byValueVerdict({ asked: ids, returned, counted: undefined }), () => counted(near.variables(value)), byValueVerdict, returned)
+          )
+
+        const proof = proofOf(stream)
         const seen = yield* checkpoints.seenCount(accountId, stream)
         const { total } = yield* count(variables)
-        let listing: Listing | undefined
-        if (shifted || total !== seen) {
+        let listing: ListingVerdict | undefined
+        if (listingNeeded({ shifted, total, seen })) {
           yield* Effect.logInfo(
             `${stream.name}: the list changed during the full pass, or the service withholds rows (${shifted ? "it moved under the pass" : `${total} rows at the service, ${seen} landed`}); listing its ids before the sweep`
           )
           listing = yield* listIds
-          if (listing.incomplete !== undefined) return yield* skipSweep(listing.incomplete)
         }
 
-        let confirmed = 0
+        const kept: Array<Kept> = []
+        let alive = 0
+        let gone = 0
         if (tracksSeen || listing !== undefined) {
           let after = ""
           for (;;) {
             const candidates = yield* checkpoints.unseen(accountId, stream, after, candidatesPerRound)
             if (candidates.length === 0) break
-            after = candidates[candidates.length - 1]!
-            if (stream.lookup !== undefined) {
-              const pages: Array<Page> = []
-              let fetchedAtMs = Number.POSITIVE_INFINITY
-              yield* pager.pages({ credentials, stream, variables: stream.lookup(candidates), atMost: candidates.length }).pipe(
-                Stream.runForEach((page) =>
-                  Effect.sync(() => {
-                    overheadPoints += page.costPoints
-                    fetchedAtMs = Math.min(fetchedAtMs, page.fetchedAtMs)
-                    pages.push(page)
-                  })
-                )
-              )
-              const alive = pages.flatMap((page) => page.nodes)
-              if (alive.length > 0) {
-                yield* Effect.logInfo(`${stream.name}: ${alive.length} row(s) missed by the pass are alive at the service: landed, not deleted`)
-                yield* warehouse.land({ accountId, stream, pages, pass: undefined, recordSeen: true, fetchedAt: new Date(fetchedAtMs) })
-                confirmed += alive.length
-              }
-              const returned = new Set(alive.map((n) => n.node.id))
-              const missing = candidates.filter((id) => !returned.has(id))
-              if (missing.length > 0) {
-                const gone = new Set(yield* notCounted(missing, stream.lookup))
-                const withheld = missing.filter((id) => !gone.has(id))
-                if (withheld.length > 0) {
-                  yield* Effect.logInfo(`${stream.name}: ${withheld.length} row(s) the service counts but does not return to this app: kept, not marked deleted`)
-                  yield* checkpoints.recordSeen(accountId, stream.name, withheld)
-                  confirmed += withheld.length
-                }
-              }
-            } else if (listing === undefined) {
-              // no way to ask for these rows alone: a listing of the connection confirms them gone (or not)
+            const step = candidateStep(proof, candidates, listing)
+            if (step._tag === "ListFirst") {
               listing = yield* listIds
-              if (listing.incomplete !== undefined) return yield* skipSweep(listing.incomplete)
               after = ""
-            } else {
-              // listed: the candidates are not in the connection as it stands
+              continue
             }
+            after = candidates[candidates.length - 1]!.id
+            const answers: Array<Settled> = [{ alive: [], gone: step.mark, keep: step.keep }]
+            if (stream.lookup !== undefined) answers.push(yield* confirmById(step.byId, stream.lookup))
+            if (stream.near !== undefined) {
+              for (const [value, ids] of step.byValue) answers.push(yield* confirmByValue(value, ids, stream.near))
+            }
+            const round = { alive: answers.flatMap((a) => a.alive), gone: answers.flatMap((a) => a.gone), keep: answers.flatMap((a) => a.keep) }
+            // kept rows are recorded as seen: the sweep marks only what is left, the candidates proven gone
+            if (round.keep.length > 0) yield* checkpoints.recordSeen(accountId, stream.name, round.keep.map((k) => k.id))
+            kept.push(...round.keep)
+            alive += round.alive.length
+            gone += round.gone.length
           }
         }
+        if (alive > 0) yield* Effect.logInfo(`${stream.name}: ${alive} row(s) missed by the pass are alive at the service: landed, not deleted`)
+        const withheldKept = kept.filter((k) => k.reason === "withheld").length
+        if (withheldKept > 0) yield* Effect.logInfo(`${stream.name}: ${withheldKept} row(s) the service counts but does not return to this app: kept, not marked deleted`)
         const withheld = listing?.withheld ?? null
         if (withheld !== null && withheld > 0) {
           yield* Effect.logInfo(`${stream.name}: the service counts ${withheld} row(s) more than it lists: it withholds them from this app (not taken for missing rows)`)
         }
-        const { deleted } = yield* endPass(accountId, stream, { unchecked: null, withheld })
-        return { deleted, confirmed, overheadPoints, listed: listing !== undefined }
+        const undecided = undecidedNote(kept, listing?.why, stream.near?.column)
+        if (undecided !== null) {
+          yield* Effect.logWarning(`${stream.name}: deletions not checked: ${undecided}`)
+          yield* Metric.increment(Metrics.forAccount(Metrics.sweepsSkipped, accountId))
+        }
+        const { deleted } = yield* endPass(accountId, stream, { unchecked: undecided, withheld })
+        if (deleted !== gone) yield* Effect.logDebug(`${stream.name}: ${gone} candidate(s) proven gone, ${deleted} row(s) marked deleted`)
+        return {
+          deleted,
+          confirmed: alive + kept.length,
+          overheadPoints: yield* Ref.get(spent),
+          listed: listing !== undefined,
+          ...(undecided === null ? {} : { unchecked: undecided })
+        } satisfies PassEndResult
       }).pipe(Effect.withSpan("sync.passEnd", { attributes: { accountId: credentials.accountId, stream: stream.name } }))
 
     return PassEnd.of({ finish })

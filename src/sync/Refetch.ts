@@ -1,6 +1,7 @@
 import type { SqlError } from "@effect/sql"
 import { Chunk, type Context, Duration, Effect, Stream } from "effect"
 import type { AccountCredentials } from "../api/ServiceClient.js"
+import { settleById } from "./Confirmations.js"
 import type { Page, Variables } from "./model.js"
 import type { Pager, PagerError } from "./Pager.js"
 import type { AnyStream } from "./streams/Stream.js"
@@ -12,9 +13,10 @@ export interface ChangedItem {
   readonly occurredAt: Date
 }
 
-/** What a refetch may ask: pages of the stream's connection (at most `atMost` rows), and columns of stored rows. */
+/** What a refetch may ask: pages of the stream's connection (at most `atMost` rows), its count, and columns of stored rows. */
 export interface RefetchReader<E> {
   readonly pages: (variables: Variables, atMost?: number) => Effect.Effect<ReadonlyArray<Page>, E>
+  readonly count: (variables: Variables) => Effect.Effect<{ readonly total: number; readonly costPoints: number }, E>
   readonly stored: (ids: ReadonlyArray<string>, column: string) => Effect.Effect<ReadonlyMap<string, string | null>, E>
 }
 
@@ -24,17 +26,23 @@ export const refetchReader =
   <E>(credentials: AccountCredentials<E>, stream: AnyStream): RefetchReader<PagerError | SqlError.SqlError | E> => ({
     pages: (variables, atMost) =>
       Effect.map(Stream.runCollect(pager.pages({ credentials, stream, variables, ...(atMost === undefined ? {} : { atMost }) })), Chunk.toReadonlyArray),
+    count: (variables) => pager.count(credentials, stream, variables),
     stored: (ids, column) => warehouse.storedColumn(credentials.accountId, stream, ids, column)
   })
 
 export interface Refetched {
   /** The pages read: every node in them lands (rows the events did not name too: they are as current). */
   readonly pages: ReadonlyArray<Page>
-  /** Items the read proves gone (asked by id and not returned): marked deleted. */
+  /** Items the read proves gone (asked by id, neither returned nor counted): marked deleted. */
   readonly gone: ReadonlyArray<string>
   /** Items this read cannot reach: their stream's next full pass brings them (it is asked for). */
   readonly unreachable: ReadonlyArray<string>
+  /** Points of the queries besides the pages (counts that tell a withheld record from a deleted one). */
+  readonly countPoints: number
 }
+
+/** The points the service charged for a read: its pages and its counts. */
+export const pointsOfRead = (read: Refetched): number => read.pages.reduce((p, page) => p + page.costPoints, 0) + read.countPoints
 
 /**
  * How a stream reads again the records change events name: a value with behaviour, like Incremental. The consumer
@@ -54,16 +62,30 @@ const chunks = <A>(all: ReadonlyArray<A>, size: number): ReadonlyArray<ReadonlyA
 
 const idsIn = (pages: ReadonlyArray<Page>) => new Set(pages.flatMap((p) => p.nodes.map((n) => n.node.id)))
 
-/** The connection filters by id: the items themselves, a page of up to 100 at a time; one not returned is gone. */
+/**
+ * The connection filters by id: the items themselves, a page of up to 100 at a time. One not returned is gone only
+ * when the service does not count it either under a filter of its id (SweepPlan.byIdVerdict); one it counts it
+ * withholds from the app: left as stored.
+ */
 export const byIds = (lookup: (ids: ReadonlyArray<string>) => Variables): Refetch => ({
   description: "by id (the connection's ids filter), up to 100 a query",
   read: (items, reader) =>
     Effect.gen(function* () {
       const ids = [...new Set(items.map((i) => i.id))]
       const pages: Array<Page> = []
-      for (const chunk of chunks(ids, 100)) pages.push(...(yield* reader.pages(lookup(chunk), chunk.length)))
-      const found = idsIn(pages)
-      return { pages, gone: ids.filter((id) => !found.has(id)), unreachable: [] }
+      const gone: Array<string> = []
+      let countPoints = 0
+      const count = (missing: ReadonlyArray<string>) =>
+        Effect.map(reader.count(lookup(missing)), (c) => {
+          countPoints += c.costPoints
+          return c.total
+        })
+      for (const chunk of chunks(ids, 100)) {
+        const read = yield* reader.pages(lookup(chunk), chunk.length)
+        pages.push(...read)
+        gone.push(...(yield* settleById(chunk, [...idsIn(read)], count)).gone)
+      }
+      return { pages, gone, unreachable: [], countPoints }
     })
 })
 
@@ -78,7 +100,7 @@ export const updatedSinceEvents = (variables: (sinceIso: string) => Variables, l
     Effect.gen(function* () {
       const earliest = Math.min(...items.map((i) => i.occurredAt.getTime()))
       const pages = yield* reader.pages(variables(new Date(earliest - Duration.toMillis(lead)).toISOString()))
-      return { pages, gone: [], unreachable: [] }
+      return { pages, gone: [], unreachable: [], countPoints: 0 }
     })
 })
 
@@ -94,6 +116,6 @@ export const byStoredParent = (column: string, variables: (parentId: string) => 
       const parents = yield* reader.stored(ids, column)
       const pages: Array<Page> = []
       for (const parent of new Set([...parents.values()].filter((p): p is string => p !== null))) pages.push(...(yield* reader.pages(variables(parent))))
-      return { pages, gone: [], unreachable: ids.filter((id) => (parents.get(id) ?? null) === null) }
+      return { pages, gone: [], unreachable: ids.filter((id) => (parents.get(id) ?? null) === null), countPoints: 0 }
     })
 })

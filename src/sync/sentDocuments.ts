@@ -27,6 +27,7 @@ const refetchVariables = (stream: AnyStream): ReadonlyArray<Variables> => {
   const asked: Array<Variables> = []
   const reader: RefetchReader<never> = {
     pages: (variables) => Effect.sync(() => void asked.push(variables)).pipe(Effect.as([])),
+    count: () => Effect.succeed({ total: 0, costPoints: 0 }),
     stored: (ids) => Effect.succeed(new Map(ids.map((id) => [id, sampleId])))
   }
   Effect.runSync(stream.refetch.read([{ id: sampleId, occurredAt: sampleTime }], reader))

@@ -301,7 +301,7 @@ class Execution {
     }
     const only = this.wantedOn(info, nodes, records)
     const withheld = this.input.paging?.withheld
-    return ConnectionValue.of(page, (index) => recordObject(records, index, only), withheld && ((index) => !withheld(records.collection.idOf(index))))
+    return ConnectionValue.of(page, (index) => recordObject(records, index, only), withheld && ((index) => !withheld(records.collection.idOf(index), index)))
   }
 
   /** The fields a collection field's selection reads on its nodes (through `nodes` or `edges { node }`): only those are drawn. */
@@ -346,7 +346,7 @@ class Execution {
     const name = info.def.name
     const where = `${parentType.name}.${name}`
     if (source.records.def.children?.field !== name) throw new FieldError(`\`${where}\` is not served by the emulator`, "FIELD_NOT_SUPPORTED", { field: where })
-    const withheld = this.input.paging?.withheld
+    const withheld = this.input.paging?.withheldChild
     return ConnectionValue.ofList(
       source.records.children(source.index),
       this.argumentsOf(info.def, nodes[0]!),

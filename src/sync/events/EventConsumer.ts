@@ -10,7 +10,7 @@ import { Checkpoints } from "../Checkpoints.js"
 import { Dependents, pointsOf } from "../Dependents.js"
 import type { Page, ReceivedNode } from "../model.js"
 import { Pager } from "../Pager.js"
-import { type ChangedItem, refetchReader } from "../Refetch.js"
+import { type ChangedItem, pointsOfRead, refetchReader } from "../Refetch.js"
 import { describeError, isRevocation } from "../RunOutcome.js"
 import type { AnyStream } from "../streams/Stream.js"
 import { SyncSettings } from "../SyncSettings.js"
@@ -103,9 +103,9 @@ export const EventConsumerLive = Layer.effect(
         const changed: Array<ChangedItem> = [...latest].filter(([, v]) => !v.destroyed).map(([id, v]) => ({ id, occurredAt: v.occurredAt }))
         const read =
           changed.length === 0
-            ? { pages: [] as ReadonlyArray<Page>, gone: [] as ReadonlyArray<string>, unreachable: [] as ReadonlyArray<string> }
+            ? { pages: [] as ReadonlyArray<Page>, gone: [] as ReadonlyArray<string>, unreachable: [] as ReadonlyArray<string>, countPoints: 0 }
             : stream.refetch === undefined
-              ? { pages: [], gone: [], unreachable: changed.map((c) => c.id) }
+              ? { pages: [], gone: [], unreachable: changed.map((c) => c.id), countPoints: 0 }
               : yield* stream.refetch.read(changed, readerFor(credentials, stream))
         // the rows of other streams that hold these records' data (a visit's line items are its job's), read again too
         const earliest = new Date(Math.min(...events.map((e) => e.occurredAt.getTime())))
@@ -137,7 +137,7 @@ export const EventConsumerLive = Layer.effect(
         yield* Metric.incrementBy(Metrics.forAccount(Metrics.eventsApplied, accountId), appliedEvents.length)
         for (const e of events) yield* Metric.update(Metrics.eventLagSeconds, Math.max(0, (at.getTime() - e.occurredAt.getTime()) / 1000))
         // the points metric is counted per query where every query is (CostBudget.observe), not here again
-        const costPoints = read.pages.reduce((p, page) => p + page.costPoints, 0) + pointsOf(dependentReads)
+        const costPoints = pointsOfRead(read) + pointsOf(dependentReads)
         return { landed: new Set(nodes.map((n) => n.node.id)).size + dependentsLanded, deleted, deferred: deferredEvents.length, costPoints } satisfies StreamResult
       }).pipe(Effect.withSpan("events.stream", { attributes: { accountId: credentials.accountId, stream: stream.name, events: events.length } }))
 

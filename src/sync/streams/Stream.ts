@@ -64,6 +64,12 @@ export interface StreamSpec<Fields extends Schema.Struct.Fields> {
   readonly fullPassEvery?: Duration.Duration
   /** Variables that select exactly these rows, when the connection filters by id (`{ filter: { ids } }`). */
   readonly lookup?: (ids: ReadonlyArray<string>) => Variables
+  /**
+   * Where the connection does not filter by id: a value a record keeps for life, stored in `column` (its creation
+   * time, its client), and the variables of a narrow listing of the records with that value. The end of a full pass
+   * asks for a row it did not see this way before marking it deleted (sync/SweepPlan.ts).
+   */
+  readonly near?: Near
   /** The largest `first` the service accepts (100). */
   readonly maxPageSize?: number
   /** The prefix of the service's webhook topics for this collection (`JOB`: JOB_CREATE, JOB_UPDATE, JOB_DESTROY, ...). */
@@ -77,6 +83,12 @@ export interface StreamSpec<Fields extends Schema.Struct.Fields> {
    * its own way (`refetch`) and landed. See sync/Dependents.ts.
    */
   readonly dependsOn?: ReadonlyArray<Dependency>
+}
+
+/** A narrow listing of the records that share a stored value with a row (StreamSpec.near). */
+export interface Near {
+  readonly column: string
+  readonly variables: (value: string) => Variables
 }
 
 /** `column` of the stream's rows links them to records of `stream`, whose changes change them (StreamSpec.dependsOn). */
@@ -131,6 +143,8 @@ export interface StreamDefinition<Node extends { readonly id: string } = { reado
   readonly updatedAt: ((node: Node) => string) | undefined
   /** Variables that select exactly these rows, when the connection filters by id. */
   readonly lookup: ((ids: ReadonlyArray<string>) => Variables) | undefined
+  /** A narrow listing by a stored value (StreamSpec.near); undefined when not given or its column is excluded. */
+  readonly near: Near | undefined
   /** The prefix of its webhook topics, when the service sends change events for it. */
   readonly topic: string | undefined
   /** How records named by change events are read again; undefined: only its full passes bring them. */
@@ -245,6 +259,7 @@ export const define = <Fields extends Schema.Struct.Fields & { readonly id: Sche
     fullPassEvery: spec.fullPassEvery,
     updatedAt: hasUpdatedAt ? (n) => (n as unknown as { readonly updatedAt: string }).updatedAt : undefined,
     lookup: spec.lookup,
+    near: spec.near !== undefined && columns.some((c) => c.column === spec.near!.column && c.selected) ? spec.near : undefined,
     topic: spec.topic,
     refetch: spec.refetch ?? (spec.lookup ? byIds(spec.lookup) : undefined),
     dependsOn,

@@ -52,6 +52,8 @@ export const clientsStream = define({
   customFields: true,
   // creation order: no edit moves a row
   fullPass: {},
+  // no id filter: a row not seen by a full pass is asked for by its creation time, which never changes
+  near: { column: "created_at", variables: (createdAt) => ({ filter: { createdAt: { eq: createdAt } } }) },
   incremental: updatedSince(updatedAfter, "rows updated after the mark minus the overlap (filter updatedAt), oldest update first"),
   refetch: updatedSinceEvents(updatedAfter)
 })

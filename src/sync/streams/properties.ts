@@ -23,6 +23,8 @@ export const propertiesStream = define({
   },
   customFields: true,
   fullPass: {},
+  // no id filter, no time filter: a row not seen by a full pass is asked for among its client's properties
+  near: { column: "client_id", variables: (clientId) => ({ filter: { clientId } }) },
   refetch: byStoredParent("client_id", (clientId) => ({ filter: { clientId } })),
   incremental: fullPassesOnly
 })

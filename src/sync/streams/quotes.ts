@@ -50,6 +50,8 @@ export const quotesStream = define({
   children: [quoteLineItems],
   customFields: true,
   fullPass: {},
+  // no id filter: a row not seen by a full pass is asked for by its creation time, which never changes
+  near: { column: "created_at", variables: (createdAt) => ({ filter: { createdAt: { eq: createdAt } } }) },
   incremental: updatedSince(updatedAfter),
   refetch: updatedSinceEvents(updatedAfter)
 })

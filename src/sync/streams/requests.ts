@@ -35,6 +35,8 @@ export const requestsStream = define({
   },
   children: [requestLineItems],
   fullPass: {},
+  // no id filter: a row not seen by a full pass is asked for by its creation time, which never changes
+  near: { column: "created_at", variables: (createdAt) => ({ filter: { createdAt: { eq: createdAt } } }) },
   incremental: updatedSince(updatedAfter),
   refetch: updatedSinceEvents(updatedAfter)
 })

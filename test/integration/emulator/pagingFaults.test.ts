@@ -74,6 +74,59 @@ describe("paging faults (setPagingFaults)", () => {
     })
   )
 
+  it.scopedLive("withholdBlock, withholdChildren, and a withheld set that moves with the seed: as the app's pages and lookups are served", () =>
+    Effect.gen(function* () {
+      const emu = yield* makeTestEmulator({ jobs: 400, limits: { maxPoints: 1_000_000, restoreRate: 1_000_000 } })
+      const accountId = emu.accounts[0]!.accountId
+      const { access_token } = yield* connect(emu)
+      const page = (args: string) => Effect.map(graphql(emu, access_token, jobsPage(args)), (r) => r.json.data.jobs as JobsPage)
+      const listed = yield* emu.admin.listRecords({ accountId, collection: "jobs" })
+      const all = listed.map((r) => String(r.id))
+      const served = () => Effect.map(emu.admin.listRecords({ accountId, collection: "jobs", servedTo: emu.app.clientId }), (rs) => rs)
+
+      // a block of 130 consecutive jobs from position 120: the page inside it is empty, the list goes on, the count is whole
+      yield* emu.admin.setPagingFaults({ accountId, withholdBlock: 130, blockStart: 120 })
+      const inside = yield* page("first: 100, offset: 140")
+      expect(inside.nodes).toEqual([])
+      expect(inside.pageInfo.hasNextPage).toBe(true)
+      expect(inside.totalCount).toBe(400)
+      expect((yield* served()).map((r) => String(r.id))).toEqual([...all.slice(0, 120), ...all.slice(250)])
+      // by id too: a withheld job is counted, not returned
+      const lookup = yield* page(`first: 10, offset: 0, filter: { ids: ${JSON.stringify([all[130], all[10]])} }`)
+      expect(lookup.nodes.map((n) => n.id)).toEqual([all[10]])
+      expect(lookup.totalCount).toBe(2)
+      // line items untouched by a block alone
+      const firstPage = yield* page("first: 100, offset: 0")
+      for (const job of firstPage.nodes) expect(job.lineItems.nodes.length).toBe(job.lineItems.totalCount)
+      // the block's start drawn from the seed when not given: the same for the same seed
+      yield* emu.admin.setPagingFaults({ accountId, withholdBlock: 50, seed: 3 })
+      const drawnOnce = (yield* served()).map((r) => String(r.id))
+      yield* emu.admin.setPagingFaults({ accountId, withholdBlock: 50, seed: 3 })
+      expect((yield* served()).map((r) => String(r.id))).toEqual(drawnOnce)
+      expect(drawnOnce).toHaveLength(350)
+
+      // withheld children only: every job served, a share of line items left out (their connection counts them)
+      yield* emu.admin.setPagingFaults({ accountId, withholdChildren: 0.3, seed: 5 })
+      const withItems = yield* page("first: 100, offset: 0")
+      expect(withItems.nodes).toHaveLength(100)
+      const itemsLeftOut = withItems.nodes.reduce((n, job) => n + job.lineItems.totalCount - job.lineItems.nodes.length, 0)
+      expect(itemsLeftOut).toBeGreaterThan(0)
+      const servedItems = new Map((yield* served()).map((r) => [String(r.id), (r.lineItems as ReadonlyArray<{ id: string }>).map((i) => i.id)]))
+      for (const job of withItems.nodes) expect(job.lineItems.nodes.map((n) => n.id)).toEqual(servedItems.get(job.id))
+
+      // a share withheld with one seed, then another: some jobs become withheld, others visible again
+      yield* emu.admin.setPagingFaults({ accountId, withhold: 0.2, seed: 1 })
+      const before = new Set((yield* served()).map((r) => String(r.id)))
+      yield* emu.admin.setPagingFaults({ accountId, withhold: 0.2, seed: 2 })
+      const after = new Set((yield* served()).map((r) => String(r.id)))
+      expect(all.filter((id) => before.has(id) && !after.has(id)).length).toBeGreaterThan(10)
+      expect(all.filter((id) => !before.has(id) && after.has(id)).length).toBeGreaterThan(10)
+
+      const refused = yield* Effect.flip(emu.admin.setPagingFaults({ withholdBlock: -1 }))
+      expect(refused.reason).toBe("setPagingFaults: withholdBlock must be a whole number >= 0, got -1")
+    })
+  )
+
   it.scopedLive("ignoreOffset: every page asked by position is the first; after a cursor still pages; scoped per account or per app", () =>
     Effect.gen(function* () {
       const emu = yield* makeTestEmulator({ jobs: 50, accounts: 2, limits: { maxPoints: 1_000_000, restoreRate: 1_000_000 } })

@@ -6,7 +6,8 @@ import * as Metrics from "../../../src/observability/metrics.js"
 import { Checkpoints } from "../../../src/sync/Checkpoints.js"
 import { StreamStatus, StreamStatusLive } from "../../../src/sync/StreamStatus.js"
 import { SyncRunner } from "../../../src/sync/SyncRunner.js"
-import { jobScalarsStream } from "../../support/jobsOnly.js"
+import { allStreams } from "../../../src/sync/streams/index.js"
+import { jobScalarsStream, jobsOnlySettings } from "../../support/jobsOnly.js"
 import { connectAccount } from "../../support/connector.js"
 import { TestEmulator } from "../../support/emulator.js"
 import { serviceProxy } from "../../support/proxy.js"
@@ -28,10 +29,10 @@ const liveIds = (accountId: string) =>
     return rows.map((r) => r.id)
   })
 
-const deletedIds = (accountId: string) =>
+const deletedRows = (table: string, accountId: string) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    const rows = yield* sql<{ id: string }>`SELECT id FROM jobs WHERE account_id = ${accountId} AND deleted_at IS NOT NULL ORDER BY id`
+    const rows = yield* sql<{ id: string }>`SELECT id FROM ${sql(table)} WHERE account_id = ${accountId} AND deleted_at IS NOT NULL ORDER BY id`
     return rows.map((r) => r.id)
   })
 
@@ -81,7 +82,7 @@ layer(syncHarness({ accounts: 2, jobs: 2370, limits: generous }), { timeout: 180
       expect(full!.message ?? "").toBe("")
       expect(full!.outcome).toBe("synced")
       // exactly the deleted rows are marked: none of the rows the service still has, withheld or not
-      expect(yield* deletedIds(accountId)).toEqual([...shownGone, ...hiddenGone].sort())
+      expect(yield* deletedRows("jobs", accountId)).toEqual([...shownGone, ...hiddenGone].sort())
       expect((yield* liveIds(accountId)).length).toBe(2370 - shownGone.length - hiddenGone.length)
       expect(full!.streams[0]!.counts.rowsDeleted).toBe(shownGone.length + hiddenGone.length)
       // the withheld rows it still counts were kept, not guessed gone
@@ -92,57 +93,94 @@ layer(syncHarness({ accounts: 2, jobs: 2370, limits: generous }), { timeout: 180
 
 /**
  * A service whose ids listing says the list ends (`hasNextPage: false`) half way through, while its count says
- * otherwise: the listing the sweep needs is incomplete, so the pass marks nothing deleted, and says so.
+ * otherwise: the listing proves nothing. Jobs (filtered by id) need no listing: each row the pass did not see is asked
+ * for by id. Quotes (no id filter) are asked for by their creation time. Without the creation time (excluded), only a
+ * listing could prove them gone: they are kept live, and the pass logs, counts and shows it.
  */
 let cutListing = false
 const cuttingProxy = serviceProxy({
   after: ({ operationName, variables, answer }) => {
-    if (!cutListing || operationName !== "JobsIds" || (variables.offset as number) < 500) return answer
+    if (!cutListing || !/^(Jobs|Quotes)Ids/.test(operationName ?? "") || (variables.offset as number) < 200) return answer
     const json = JSON.parse(answer)
-    json.data.jobs.pageInfo.hasNextPage = false
+    json.data[operationName!.startsWith("Jobs") ? "jobs" : "quotes"].pageInfo.hasNextPage = false
     return JSON.stringify(json)
   }
 })
 
-layer(syncHarness({ accounts: 1, jobs: 1000, limits: generous }, { serviceUrl: cuttingProxy }), { timeout: 120_000, excludeTestServices: true })(
-  "a sweep needs a complete listing",
-  (it) => {
-    it.effect("a listing that ends short of the service's count: nothing marked deleted, the pass logs, counts and shows it", () =>
-      Effect.gen(function* () {
-        const { accounts, admin } = yield* TestEmulator
-        const accountId = accounts[0]!.accountId
-        yield* connectAccount(accountId)
-        const runner = yield* SyncRunner
-        yield* runner.run({ mode: "backfill" })
-        const gone = (yield* admin.deleteRecords({ accountId, collection: "jobs", count: 5, seed: 3 })).ids
-        // the service withholds some nodes: the pass lands fewer than it counts, so it lists the ids before the sweep
-        yield* admin.setPagingFaults({ accountId, withhold: 0.1, seed: 2 })
-        const skipped = Metrics.forAccount(Metrics.sweepsSkipped, accountId)
-        const before = (yield* Metric.value(skipped)).count
-        cutListing = true
-        const [full] = yield* runner.run({ mode: "backfill", restart: true })
-        cutListing = false
-        expect(full!.outcome).toBe("synced")
-        // the deleted rows are not marked on a listing that cannot prove them gone; nothing else either
-        expect(yield* deletedIds(accountId)).toEqual([])
-        expect((yield* Metric.value(skipped)).count).toBe(before + 1)
-        const status = yield* (yield* StreamStatus).list([jobScalarsStream])
-        expect(status[0]!.deletionsUnchecked).toMatch(/^listing incomplete: the service said the list ends after \d+ positions but counts 995 rows$/)
-        expect(deletionLines(status, [], { now: Date.now(), wide: true, maxWidth: 120 })).toContain(`${accountId} jobs: deletions not checked: listing incomplete`)
-        // the pass is finished all the same (not resumed for ever); the next full pass with a whole listing marks them
-        expect(Option.getOrThrow(yield* (yield* Checkpoints).read(accountId, "jobs")).passKind).toBeNull()
-        const [next] = yield* runner.run({ mode: "backfill", restart: true })
-        expect(next!.outcome).toBe("synced")
-        expect(yield* deletedIds(accountId)).toEqual([...gone].sort())
-        const after = yield* (yield* StreamStatus).list([jobScalarsStream])
-        expect(after[0]!.deletionsUnchecked).toBeNull()
-        // what is shown now: the rows the service withholds, no more the unchecked deletions
-        expect(deletionLines(after, [], { now: Date.now(), wide: true, maxWidth: 120 })).toBe(`${accountId} jobs: the service withholds ${after[0]!.rowsWithheld} row(s) from this app (counted, not listed)`)
-        expect(after[0]!.rowsWithheld).toBeGreaterThan(50)
-      }).pipe(Effect.provide(StreamStatusLive))
-    )
-  }
-)
+layer(syncHarness({ accounts: 1, jobs: 1000, limits: generous }, { serviceUrl: cuttingProxy, env: { SYNC_STREAMS: "jobs,quotes", SYNC_EXCLUDE_FIELDS: jobsOnlySettings.SYNC_EXCLUDE_FIELDS! } }), {
+  timeout: 120_000,
+  excludeTestServices: true
+})("a listing that ends short of the count", (it) => {
+  it.effect("by id and by creation time: exactly the deleted rows marked, withheld ones kept", () =>
+    Effect.gen(function* () {
+      const { accounts, admin, app } = yield* TestEmulator
+      const accountId = accounts[0]!.accountId
+      yield* connectAccount(accountId)
+      const runner = yield* SyncRunner
+      yield* runner.run({ mode: "backfill" })
+      const goneJobs = (yield* admin.deleteRecords({ accountId, collection: "jobs", count: 5, seed: 3 })).ids
+      const goneQuotes = (yield* admin.deleteRecords({ accountId, collection: "quotes", count: 5, seed: 4 })).ids
+      // the service withholds some nodes: the pass lands fewer than it counts, so quotes are listed before the sweep
+      yield* admin.setPagingFaults({ accountId, withhold: 0.1, seed: 2 })
+      cutListing = true
+      const [full] = yield* runner.run({ mode: "backfill", restart: true })
+      cutListing = false
+      expect(full!.outcome).toBe("synced")
+      expect(yield* deletedRows("jobs", accountId)).toEqual([...goneJobs].sort())
+      expect(yield* deletedRows("quotes", accountId)).toEqual([...goneQuotes].sort())
+      // rows newly withheld stay live: by id they are proven there (counted, not returned), by creation time the
+      // service counts a record it does not return at that time, which may be this one or another: kept, and said so
+      const quotesAt = (yield* admin.listRecords({ accountId, collection: "quotes" })).length
+      const quotesServed = (yield* admin.listRecords({ accountId, collection: "quotes", servedTo: app.clientId })).length
+      const status = yield* (yield* StreamStatus).list(allStreams.filter((st) => st.name === "jobs" || st.name === "quotes"))
+      expect(status.find((s) => s.stream === "jobs")!.deletionsUnchecked).toBeNull()
+      expect(status.find((s) => s.stream === "quotes")!.deletionsUnchecked).toBe(
+        `not proven gone, kept live: ${quotesAt - quotesServed} row(s): withheld from this app or gone (the service counts a record it does not return with the same created_at)`
+      )
+      const sql = yield* SqlClient.SqlClient
+      const liveQuotes = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM quotes WHERE account_id = ${accountId} AND deleted_at IS NULL`
+      expect(liveQuotes[0]!.n).toBe(quotesAt)
+    }).pipe(Effect.provide(StreamStatusLive))
+  )
+})
+
+layer(
+  syncHarness({ accounts: 1, jobs: 1000, limits: generous }, { serviceUrl: cuttingProxy, env: { SYNC_STREAMS: "quotes", SYNC_EXCLUDE_FIELDS: "quotes.createdAt" } }),
+  { timeout: 120_000, excludeTestServices: true }
+)("a listing that ends short of the count, and no other proof", (it) => {
+  it.effect("nothing marked deleted: the rows are kept live, the pass logs, counts and shows it; the next whole listing marks them", () =>
+    Effect.gen(function* () {
+      const { accounts, admin } = yield* TestEmulator
+      const accountId = accounts[0]!.accountId
+      yield* connectAccount(accountId)
+      const runner = yield* SyncRunner
+      yield* runner.run({ mode: "backfill" })
+      const gone = (yield* admin.deleteRecords({ accountId, collection: "quotes", count: 5, seed: 3 })).ids
+      const skipped = Metrics.forAccount(Metrics.sweepsSkipped, accountId)
+      const before = (yield* Metric.value(skipped)).count
+      cutListing = true
+      const [full] = yield* runner.run({ mode: "backfill", restart: true })
+      cutListing = false
+      expect(full!.outcome).toBe("synced")
+      // the deleted rows are not marked on a listing that cannot prove them gone; nothing else either
+      expect(yield* deletedRows("quotes", accountId)).toEqual([])
+      expect((yield* Metric.value(skipped)).count).toBe(before + 1)
+      const quotes = allStreams.filter((st) => st.name === "quotes")
+      const status = yield* (yield* StreamStatus).list(quotes)
+      expect(status[0]!.deletionsUnchecked).toMatch(
+        /^not proven gone, kept live: \d+ row\(s\): the listing proves nothing: the service said the list ends after \d+ positions but counts 495 rows$/
+      )
+      expect(deletionLines(status, [], { now: Date.now(), wide: true, maxWidth: 120 })).toContain(`${accountId} quotes: deletions not checked: not proven gone`)
+      // the pass is finished all the same (not resumed for ever); the next full pass with a whole listing marks them
+      expect(Option.getOrThrow(yield* (yield* Checkpoints).read(accountId, "quotes")).passKind).toBeNull()
+      const [next] = yield* runner.run({ mode: "backfill", restart: true })
+      expect(next!.outcome).toBe("synced")
+      expect(yield* deletedRows("quotes", accountId)).toEqual([...gone].sort())
+      const after = yield* (yield* StreamStatus).list(quotes)
+      expect(after[0]!.deletionsUnchecked).toBeNull()
+    }).pipe(Effect.provide(StreamStatusLive))
+  )
+})
 
 layer(syncHarness({ accounts: 1, jobs: 300, limits: { maxPoints: 150, restoreRate: 1_000_000 } }), { timeout: 180_000, excludeTestServices: true })(
   "an incremental pass over short pages",
