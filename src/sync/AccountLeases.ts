@@ -47,10 +47,14 @@ export const leaseFence = (sql: SqlClient.SqlClient, accountId: string) =>
 /** The epoch of the lease this fiber holds on `accountId` (null outside a lease): what a run's row records. */
 export const leaseEpoch = (accountId: string) => Effect.map(heldLease(accountId), (lease) => lease?.epoch ?? null)
 
-/** Fails, inside the caller's transaction, when the fiber's lease of the account moved to another holder. */
+/**
+ * Fails, inside the caller's transaction, when the fiber's lease of the account moved to another holder. The
+ * transaction may not sit idle for more than 20 s: the check's key-share lock holds off the next holder's bump, and a
+ * process paused mid-transaction must not keep its account that way.
+ */
 export const stillHeld = (sql: SqlClient.SqlClient, accountId: string, stream: string) =>
   Effect.flatMap(leaseFence(sql, accountId), (fence) =>
-    Effect.flatMap(sql<{ held: boolean }>`SELECT ${fence} AS held`, (rows) =>
+    Effect.flatMap(sql<{ held: boolean }>`SELECT set_config('idle_in_transaction_session_timeout', '20s', true) IS NOT NULL AND ${fence} AS held`, (rows) =>
       rows[0]?.held === true ? Effect.void : Effect.fail(new AccountLockLost({ accountId, stream }))
     )
   )

@@ -40,6 +40,8 @@ export interface AccountReport {
   readonly apiVersionReplaced?: { readonly pinned: string; readonly answered: string }
   /** skipped: who holds the account's lease. */
   readonly heldElsewhere?: HeldElsewhere
+  /** failed: the account's lease moved to another holder mid-run (that holder's run says how the account fares). */
+  readonly leaseLost?: boolean
 }
 
 export interface SyncRunnerShape {
@@ -106,9 +108,12 @@ export const SyncRunnerLive = Layer.effect(
     const singleSession = (yield* DatabaseTopology).singleSession
     const health = yield* AccountHealth
 
-    /** A run that synced or failed counts in the account's health (skipped and revoked ones say nothing about it). */
+    /**
+     * A run that synced or failed counts in the account's health (skipped and revoked ones say nothing about it, nor
+     * does a run whose lease moved: it writes nothing more for the account).
+     */
     const recordHealth = (report: AccountReport) =>
-      report.outcome === "synced" || report.outcome === "failed"
+      (report.outcome === "synced" || report.outcome === "failed") && report.leaseLost !== true
         ? health
             .record(report.accountId, report.outcome, report.message ?? null)
             .pipe(Effect.catchAll((e) => Effect.logWarning("could not record the account's run outcome (alerts read it)", e)))
@@ -183,7 +188,7 @@ export const SyncRunnerLive = Layer.effect(
           if (classified.failure?._tag === "AccountLockLost") {
             // the account may be another process's now: none of its streams is written any more by this run
             yield* Effect.logError(classified.failure.message)
-            return { accountId, accountName, outcome: "failed", streams: reports, message: classified.failure.message } satisfies AccountReport
+            return { accountId, accountName, outcome: "failed", streams: reports, message: classified.failure.message, leaseLost: true } satisfies AccountReport
           }
           if (classified.outcome === "interrupted") return yield* Effect.interrupt
           if (classified.failure !== undefined && isRevocation(classified.failure)) return yield* revoked(classified.failure)
