@@ -67,10 +67,9 @@ export const stillHeld = (sql: SqlClient.SqlClient, accountId: string, stream: s
 export const leasedTransaction = <A, E, R>(sql: SqlClient.SqlClient, accountId: string, stream: string, write: Effect.Effect<A, E, R>) =>
   sql.withTransaction(Effect.zipRight(stillHeld(sql, accountId, stream), write)).pipe(Effect.uninterruptible, retryOnConnectionLoss)
 
-/** Why a lease was not taken: who holds it, until when, and whether that is this very process. */
+/** Why a lease was not taken: who holds it, and whether that is this very process. */
 export interface HeldElsewhere {
   readonly holder: string
-  readonly expiresAt: Date
   readonly thisProcess: boolean
 }
 
@@ -85,7 +84,7 @@ export class AccountLeases extends Context.Tag("account-sync/AccountLeases")<
 >() {}
 
 const Taken = Schema.Struct({ epoch: Schema.Union(Schema.Number, Schema.NumberFromString) })
-const Holder = Schema.Struct({ holder: Schema.String, expires_at: Schema.DateFromSelf, ours: Schema.Boolean })
+const Holder = Schema.Struct({ holder: Schema.String, ours: Schema.Boolean })
 const Renewed = Schema.Struct({ account_id: Schema.String })
 
 /**
@@ -107,7 +106,7 @@ const acquireStatement = `
       ELSE NOT EXISTS (SELECT 1 FROM pg_stat_get_activity(l.holder_pid) a WHERE a.backend_start = l.holder_started) END
   RETURNING l.epoch`
 
-const holderStatement = `SELECT holder, expires_at, instance = $2 AS ours FROM account_leases WHERE account_id = $1`
+const holderStatement = `SELECT holder, instance = $2 AS ours FROM account_leases WHERE account_id = $1`
 
 /** Every lease of this process still at its epoch lasts $3 seconds more, held by this session. $1 accounts, $2 epochs. */
 const renewStatement = `
@@ -158,7 +157,7 @@ export const AccountLeasesLive = Layer.scoped(
             Effect.tap((connection) => Ref.set(current, Option.some(connection)))
           )
     )
-    // a queue, not a semaphore: Effect's Semaphore wakes every waiter at each release (see git history of AccountLocks)
+    // a queue, not a semaphore: Effect 3's Semaphore wakes every waiter at each release (e4f842f, 500 accounts at once)
     const requests = yield* Queue.unbounded<LeaseStatement>()
     const runOne = (request: LeaseStatement) =>
       Effect.flatMap(Deferred.isDone(request.done), (abandoned) =>
@@ -211,11 +210,7 @@ export const AccountLeasesLive = Layer.scoped(
         if (taken === undefined) {
           const holders = yield* Effect.flatMap(execute(holderStatement, [accountId, instance]), (r) => Effect.orDie(Schema.decodeUnknown(Schema.Array(Holder))(r)))
           const row = holders[0]
-          return Option.some<HeldElsewhere>({
-            holder: row?.holder ?? "another process",
-            expiresAt: row?.expires_at ?? new Date(),
-            thisProcess: row?.ours ?? false
-          })
+          return Option.some<HeldElsewhere>({ holder: row?.holder ?? "another process", thisProcess: row?.ours ?? false })
         }
         const lease: HeldLease = { accountId, epoch: taken.epoch }
         yield* Ref.update(held, (m) => m.set(accountId, lease.epoch))

@@ -59,8 +59,8 @@ export class Runs extends Context.Tag("account-sync/Runs")<Runs, RunsShape>() {}
 const IdRow = Schema.Struct({ id: Schema.Union(Schema.Number, Schema.NumberFromString) })
 
 /**
- * Every method is one statement, retried when the connection is lost: a repeat of an UPDATE that did commit changes
- * nothing. (An INSERT whose acknowledgement was lost can leave a second `running` row behind; the account's next run
+ * Every method is one statement (its lease check inside it), retried when the connection is lost: a repeat of an
+ * UPDATE that did commit changes nothing. (An INSERT whose acknowledgement was lost can leave a second `running` row behind; the account's next run
  * closes it as interrupted.)
  */
 export const RunsLive = Layer.effect(
@@ -90,11 +90,11 @@ export const RunsLive = Layer.effect(
       })
     /** The fence of a write to a run's row: the lease the fiber holds (a run's fiber holds its account's). */
     const runFence = Effect.map(FiberRef.get(currentAccountLease), (held) =>
-        Option.match(held, {
-          onNone: () => sql`true`,
-          onSome: (lease) => sql`${leaseHeld(sql, lease)} AND account_id = ${lease.accountId}`
-        })
-      )
+      Option.match(held, {
+        onNone: () => sql`true`,
+        onSome: (lease) => sql`${leaseHeld(sql, lease)} AND account_id = ${lease.accountId}`
+      })
+    )
     return Runs.of(
       retryingOnConnectionLoss({
         start: (accountId: string, stream: string, kind: PassKind) => insert(accountId, stream, kind),
