@@ -6,7 +6,7 @@ import { TestEmulator } from "../../support/emulator.js"
 import { jobScalarsStream } from "../../support/jobsOnly.js"
 import { expectStreamExact } from "../../support/streamExactness.js"
 import { syncHarness } from "../../support/syncHarness.js"
-import { expectNoOverlappingRuns, queueTestEnv, spawnWorker, syncRuns, waitUntil, withQueue } from "../../support/workers.js"
+import { accountsFullySynced, enqueueBackfills, expectNoOverlappingRuns, jobsLanded, queueTestEnv, spawnWorker, syncRuns, waitUntil } from "../../support/workers.js"
 
 const jobsPerAccount = 3000
 
@@ -27,15 +27,10 @@ layer(syncHarness({ accounts: 8, jobs: jobsPerAccount, limits: { maxPoints: 100_
       yield* admin.setFaults({ latencyRate: 1, latencyMs: 400, seed: 3 })
       yield* Effect.addFinalizer(() => Effect.orDie(admin.setFaults({})))
       // every account's backfill, as connecting enqueues it, before any worker runs
-      const now = new Date().toISOString()
-      yield* withQueue(settings, (queue) =>
-        Effect.forEach(accounts, (a) => queue.enqueue({ kind: "backfill", accountId: a.accountId, dueAt: now, requestedAt: now, restart: false }))
-      )
+      yield* enqueueBackfills(settings, accounts.map((a) => a.accountId))
 
       const first = yield* spawnWorker(settings, 4)
-      const landed = Effect.map(sql<{ account_id: string; n: number }>`SELECT account_id, count(*)::int AS n FROM jobs GROUP BY account_id`, (rows) => rows).pipe(
-        Effect.orDie
-      )
+      const landed = jobsLanded
       // the first worker holds the cap: 4 backfills under way, each some pages in
       yield* waitUntil("4 backfills landing pages on the first worker", 120, Effect.map(landed, (rows) => rows.filter((r) => r.n >= 300).length >= 4))
       const second = yield* spawnWorker(settings, 4)
@@ -64,10 +59,7 @@ layer(syncHarness({ accounts: 8, jobs: jobsPerAccount, limits: { maxPoints: 100_
       yield* waitUntil(
         "every account's backfill done",
         300,
-        Effect.map(
-          Effect.orDie(sql<{ n: number }>`SELECT count(DISTINCT account_id)::int AS n FROM sync_runs WHERE kind = 'full' AND outcome = 'succeeded'`),
-          (r) => r[0]!.n === 8
-        )
+        Effect.map(accountsFullySynced, (n) => n === 8)
       )
       for (const a of accounts) expect(yield* expectStreamExact(jobScalarsStream, a.accountId)).toBe(jobsPerAccount)
       const runs = yield* syncRuns

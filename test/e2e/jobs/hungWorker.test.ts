@@ -9,7 +9,7 @@ import { jobScalarsStream } from "../../support/jobsOnly.js"
 import { expectStreamExact } from "../../support/streamExactness.js"
 import { syncHarness } from "../../support/syncHarness.js"
 import { tcpProxy } from "../../support/tcpProxy.js"
-import { expectNoOverlappingRuns, queueTestEnv, spawnWorker, syncRuns, waitUntil, withQueue } from "../../support/workers.js"
+import { accountsFullySynced, enqueueBackfills, expectNoOverlappingRuns, jobsLanded, queueTestEnv, spawnWorker, syncRuns, waitUntil } from "../../support/workers.js"
 
 const jobsPerAccount = 3000
 
@@ -80,11 +80,8 @@ for (const fault of [sigstop, networkStall]) {
           yield* sql.unsafe(writeLog(schema))
           yield* admin.setFaults({ latencyRate: 1, latencyMs: 300, seed: 5 })
           yield* Effect.addFinalizer(() => Effect.orDie(admin.setFaults({})))
-          const now = new Date().toISOString()
-          yield* withQueue(settings, (queue) =>
-            Effect.forEach(accounts, (a) => queue.enqueue({ kind: "backfill", accountId: a.accountId, dueAt: now, requestedAt: now, restart: false }))
-          )
-          const landed = Effect.orDie(sql<{ account_id: string; n: number }>`SELECT account_id, count(*)::int AS n FROM jobs GROUP BY account_id`)
+          yield* enqueueBackfills(settings, accounts.map((a) => a.accountId))
+          const landed = jobsLanded
 
           const hung = yield* spawnWorker(faulty.env, 2)
           yield* waitUntil("both backfills landing pages on the first worker", 120, Effect.map(landed, (rows) => rows.filter((r) => r.n >= 300).length === 2))
@@ -109,10 +106,7 @@ for (const fault of [sigstop, networkStall]) {
           yield* waitUntil(
             "both backfills done on the live worker",
             180,
-            Effect.map(
-              Effect.orDie(sql<{ n: number }>`SELECT count(DISTINCT account_id)::int AS n FROM sync_runs WHERE kind = 'full' AND outcome = 'succeeded'`),
-              (r) => r[0]!.n === 2
-            )
+            Effect.map(accountsFullySynced, (n) => n === 2)
           )
           // time for the first worker to try what it had in hand (its heartbeat tells it within 5 s that the jobs are gone)
           yield* Effect.sleep("8 seconds")
@@ -159,11 +153,8 @@ layer(syncHarness({ accounts: 2, jobs: jobsPerAccount, limits: { maxPoints: 100_
             RETURN NULL; END $$`)
         yield* admin.setFaults({ latencyRate: 1, latencyMs: 300, seed: 6 })
         yield* Effect.addFinalizer(() => Effect.orDie(admin.setFaults({})))
-        const now = new Date().toISOString()
-        yield* withQueue(settings, (queue) =>
-          Effect.forEach(accounts, (a) => queue.enqueue({ kind: "backfill", accountId: a.accountId, dueAt: now, requestedAt: now, restart: false }))
-        )
-        const landed = Effect.orDie(sql<{ account_id: string; n: number }>`SELECT account_id, count(*)::int AS n FROM jobs GROUP BY account_id`)
+        yield* enqueueBackfills(settings, accounts.map((a) => a.accountId))
+        const landed = jobsLanded
         const first = yield* spawnWorker(settings, 2)
         yield* waitUntil("both backfills landing pages on the first worker", 120, Effect.map(landed, (rows) => rows.filter((r) => r.n >= 300).length === 2))
         const second = yield* spawnWorker(settings, 2)
@@ -176,10 +167,7 @@ layer(syncHarness({ accounts: 2, jobs: jobsPerAccount, limits: { maxPoints: 100_
         yield* waitUntil(
           "both backfills done",
           180,
-          Effect.map(
-            Effect.orDie(sql<{ n: number }>`SELECT count(DISTINCT account_id)::int AS n FROM sync_runs WHERE kind = 'full' AND outcome = 'succeeded'`),
-            (r) => r[0]!.n === 2
-          )
+          Effect.map(accountsFullySynced, (n) => n === 2)
         )
         yield* Effect.sleep("5 seconds")
         // per account, the writers in the order Postgres logged them: once a writer follows another, the earlier one never writes again
