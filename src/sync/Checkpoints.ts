@@ -2,6 +2,8 @@ import { SqlClient, type SqlError, SqlSchema, type Statement } from "@effect/sql
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { retryingOnConnectionLoss } from "../db/connectionRetry.js"
 import { rowsOrDie } from "../db/rows.js"
+import { leaseFence, stillHeld } from "./AccountLeases.js"
+import type { AccountLockLost } from "./errors.js"
 import { sweepPlannerSettings } from "./landing/sweep.js"
 import type { LandingStep } from "./landing/steps.js"
 import type { Checkpoint, PassKind } from "./model.js"
@@ -161,7 +163,7 @@ export class Checkpoints extends Context.Tag("account-sync/Checkpoints")<
       stream: AnyStream,
       kind: PassKind,
       options?: { readonly restart?: boolean }
-    ) => Effect.Effect<BegunPass, SqlError.SqlError>
+    ) => Effect.Effect<BegunPass, SqlError.SqlError | AccountLockLost>
     /** How many distinct rows the full pass in progress landed (its seen ids, or the live rows when it records none). */
     readonly seenCount: (accountId: string, stream: AnyStream) => Effect.Effect<number, SqlError.SqlError>
     /** The seen ids start over, recorded from now on: a listing of the connection replaces what the pass saw. */
@@ -256,6 +258,7 @@ export const CheckpointsLive = Layer.effect(
     const begin = (accountId: string, stream: AnyStream, kind: PassKind, options?: { readonly restart?: boolean }) =>
       sql.withTransaction(
         Effect.gen(function* () {
+          yield* stillHeld(sql, accountId, stream.name)
           const current = yield* readOnce(accountId, stream.name)
           if (kind === "full" && !options?.restart && Option.isSome(current) && current.value.passKind === "full") {
             return { resumed: true, checkpoint: current.value }
@@ -342,31 +345,34 @@ export const CheckpointsLive = Layer.effect(
         all,
         begin: (accountId: string, stream: AnyStream, kind: PassKind, options?: { readonly restart?: boolean }) => begin(accountId, stream, kind, options),
         seenCount,
+        // under a lease, each write checks it (leaseFence) and writes nothing once it moved to another holder
         restartSeen: (accountId: string, stream: string) =>
-          sql.withTransaction(
-            Effect.zipRight(
-              sql`DELETE FROM sync_pass_seen WHERE account_id = ${accountId} AND stream = ${stream}`,
-              Effect.asVoid(sql`UPDATE sync_checkpoints SET tracks_seen = true WHERE account_id = ${accountId} AND stream = ${stream}`)
+          Effect.flatMap(leaseFence(sql, accountId), (fence) =>
+            sql.withTransaction(
+              Effect.zipRight(
+                sql`DELETE FROM sync_pass_seen WHERE account_id = ${accountId} AND stream = ${stream} AND ${fence}`,
+                Effect.asVoid(sql`UPDATE sync_checkpoints SET tracks_seen = true WHERE account_id = ${accountId} AND stream = ${stream} AND ${fence}`)
+              )
             )
           ),
         recordSeen: (accountId: string, stream: string, ids: ReadonlyArray<string>) =>
-          Effect.asVoid(sql`
+          Effect.flatMap(leaseFence(sql, accountId), (fence) => sql`
             INSERT INTO sync_pass_seen (account_id, stream, id)
-            SELECT ${accountId}, ${stream}, id FROM unnest(${ids}::text[]) AS id
-            ON CONFLICT DO NOTHING`),
+            SELECT ${accountId}, ${stream}, id FROM unnest(${ids}::text[]) AS id WHERE ${fence}
+            ON CONFLICT DO NOTHING`).pipe(Effect.asVoid),
         requestFullPass: (accountId: string, stream: string) =>
-          Effect.asVoid(sql`
-            INSERT INTO sync_checkpoints (account_id, stream, full_pass_requested_at) VALUES (${accountId}, ${stream}, now())
-            ON CONFLICT (account_id, stream) DO UPDATE SET full_pass_requested_at = now(), updated_at = now()`),
+          Effect.flatMap(leaseFence(sql, accountId), (fence) => sql`
+            INSERT INTO sync_checkpoints (account_id, stream, full_pass_requested_at) SELECT ${accountId}, ${stream}, now() WHERE ${fence}
+            ON CONFLICT (account_id, stream) DO UPDATE SET full_pass_requested_at = now(), updated_at = now()`).pipe(Effect.asVoid),
         unseen,
         currentAsOf: () =>
           Effect.map(rowsOrDie(listCurrent(undefined)), (rows) => rows.map((r) => ({ accountId: r.account_id, stream: r.stream, at: r.data_current_at })))
       }),
       // inside the transaction that applies the events
       markCurrent: (accountId: string, stream: string, at: Date) =>
-        Effect.asVoid(sql`
-          INSERT INTO sync_checkpoints (account_id, stream, data_current_at) VALUES (${accountId}, ${stream}, ${at})
-          ON CONFLICT (account_id, stream) DO UPDATE SET data_current_at = GREATEST(sync_checkpoints.data_current_at, EXCLUDED.data_current_at)`),
+        Effect.flatMap(leaseFence(sql, accountId), (fence) => sql`
+          INSERT INTO sync_checkpoints (account_id, stream, data_current_at) SELECT ${accountId}, ${stream}, ${at}::timestamptz WHERE ${fence}
+          ON CONFLICT (account_id, stream) DO UPDATE SET data_current_at = GREATEST(sync_checkpoints.data_current_at, EXCLUDED.data_current_at)`).pipe(Effect.asVoid),
       // inside the transaction that ends the pass: that transaction is retried whole
       finishIncremental,
       finishFull

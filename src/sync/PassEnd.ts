@@ -2,7 +2,7 @@ import { SqlClient, type SqlError } from "@effect/sql"
 import { Chunk, Context, Effect, Layer, Metric, Ref, Stream } from "effect"
 import type { AccountCredentials } from "../api/ServiceClient.js"
 import * as Metrics from "../observability/metrics.js"
-import { leasedTransaction } from "./AccountLocks.js"
+import { leasedTransaction } from "./AccountLeases.js"
 import type { AccountLockLost } from "./errors.js"
 import { Checkpoints, type DeletionsCheck } from "./Checkpoints.js"
 import type { Variables } from "./model.js"
@@ -38,7 +38,7 @@ export interface PassEndResult {
 const candidatesPerRound = 500
 
 /**
- * The end of a full pass, in one transaction under the account's lock: when the pass is still in progress, the live
+ * The end of a full pass, in one transaction under the account's lease: when the pass is still in progress, the live
  * rows it did not see are marked deleted (unless `deletions` says they were not checked) and the pass finishes,
  * recording what it could say about deletions. Checkpoints ends the pass; the Warehouse sweeps its rows.
  */

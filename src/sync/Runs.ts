@@ -1,7 +1,8 @@
-import { SqlClient, type SqlError, SqlSchema } from "@effect/sql"
-import { Context, Effect, Layer, Schema } from "effect"
+import { SqlClient, type SqlError } from "@effect/sql"
+import { Context, Effect, FiberRef, Layer, Option, Schema } from "effect"
 import { retryingOnConnectionLoss } from "../db/connectionRetry.js"
-import { rowsOrDie } from "../db/rows.js"
+import { currentAccountLease, leaseEpoch, leaseFence, leaseHeld } from "./AccountLeases.js"
+import { AccountLockLost } from "./errors.js"
 import type { PassKind } from "./model.js"
 import type { RunOutcome } from "./RunOutcome.js"
 
@@ -31,8 +32,13 @@ export const zeroCounts: RunCounts = {
   rowsConfirmed: 0
 }
 
+/**
+ * Under an account's lease (AccountLeases), every write of a run's row checks in its own statement that the lease is
+ * still the run's, and writes nothing once it moved: a run that lost its account leaves its row to the new holder.
+ */
 export interface RunsShape {
-  readonly start: (accountId: string, stream: string, kind: PassKind) => Effect.Effect<number, SqlError.SqlError>
+  /** The run's row, with the epoch of the lease it runs under; fails when the lease moved. */
+  readonly start: (accountId: string, stream: string, kind: PassKind) => Effect.Effect<number, SqlError.SqlError | AccountLockLost>
   readonly finish: (runId: number, outcome: RunOutcome, counts: RunCounts, error?: string) => Effect.Effect<void, SqlError.SqlError>
   /** Counts so far, so `status` shows a run in progress (and a killed run keeps what it did). */
   readonly progress: (runId: number, counts: RunCounts) => Effect.Effect<void, SqlError.SqlError>
@@ -41,8 +47,8 @@ export interface RunsShape {
   /** A run that failed before its stream began (the account's token or account query failed): recorded as `failed`. */
   readonly failedBeforeStart: (accountId: string, stream: string, kind: PassKind, error: string) => Effect.Effect<void, SqlError.SqlError>
   /**
-   * Runs of the account still `running` belong to a process that died (we hold the account's lock now):
-   * they become `interrupted`.
+   * Runs of the account still `running` under an earlier epoch of its lease (this run holds a later one) were left by
+   * a holder that died or lost the account: they become `interrupted`. A run of the current epoch is never touched.
    */
   readonly closeAbandoned: (accountId: string) => Effect.Effect<number, SqlError.SqlError>
 }
@@ -53,52 +59,67 @@ export class Runs extends Context.Tag("account-sync/Runs")<Runs, RunsShape>() {}
 const IdRow = Schema.Struct({ id: Schema.Union(Schema.Number, Schema.NumberFromString) })
 
 /**
- * Every method is one statement, retried when the connection is lost: a repeat of an UPDATE that did commit changes
- * nothing. (An INSERT whose acknowledgement was lost can leave a second `running` row behind; the account's next run
+ * Every method is one statement (its lease check inside it), retried when the connection is lost: a repeat of an
+ * UPDATE that did commit changes nothing. (An INSERT whose acknowledgement was lost can leave a second `running` row behind; the account's next run
  * closes it as interrupted.)
  */
 export const RunsLive = Layer.effect(
   Runs,
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    const insert = SqlSchema.single({
-      Request: Schema.Struct({ accountId: Schema.String, stream: Schema.String, kind: Schema.String }),
-      Result: IdRow,
-      execute: ({ accountId, stream, kind }) => sql`INSERT INTO sync_runs (account_id, stream, kind) VALUES (${accountId}, ${stream}, ${kind}) RETURNING id`
-    })
-    const close = SqlSchema.findAll({
-      Request: Schema.String,
-      Result: IdRow,
-      execute: (accountId) => sql`
-        UPDATE sync_runs SET outcome = 'interrupted', finished_at = now(), error = 'the process running it stopped'
-        WHERE account_id = ${accountId} AND outcome = 'running' RETURNING id`
-    })
+    const insert = (accountId: string, stream: string, kind: string) =>
+      Effect.gen(function* () {
+        const fence = yield* leaseFence(sql, accountId)
+        const epoch = yield* leaseEpoch(accountId)
+        const rows = yield* sql`
+          INSERT INTO sync_runs (account_id, stream, kind, lease_epoch) SELECT ${accountId}, ${stream}, ${kind}, ${epoch} WHERE ${fence} RETURNING id`
+        const row = rows[0]
+        if (row === undefined) return yield* new AccountLockLost({ accountId, stream })
+        return (yield* Effect.orDie(Schema.decodeUnknown(IdRow)(row))).id
+      })
+    const close = (accountId: string) =>
+      Effect.gen(function* () {
+        const fence = yield* leaseFence(sql, accountId)
+        const epoch = yield* leaseEpoch(accountId)
+        const rows = yield* sql`
+          UPDATE sync_runs SET outcome = 'interrupted', finished_at = now(), error = 'the process running it stopped or lost the account'
+          WHERE account_id = ${accountId} AND outcome = 'running' AND (${epoch}::bigint IS NULL OR lease_epoch IS NULL OR lease_epoch < ${epoch})
+            AND ${fence}
+          RETURNING id`
+        return rows.length
+      })
+    /** The fence of a write to a run's row: the lease the fiber holds (a run's fiber holds its account's). */
+    const runFence = Effect.map(FiberRef.get(currentAccountLease), (held) =>
+      Option.match(held, {
+        onNone: () => sql`true`,
+        onSome: (lease) => sql`${leaseHeld(sql, lease)} AND account_id = ${lease.accountId}`
+      })
+    )
     return Runs.of(
       retryingOnConnectionLoss({
-        start: (accountId: string, stream: string, kind: PassKind) =>
-          Effect.map(rowsOrDie(insert({ accountId, stream, kind })), (row) => row.id),
+        start: (accountId: string, stream: string, kind: PassKind) => insert(accountId, stream, kind),
         progress: (runId: number, c: RunCounts) =>
-          Effect.asVoid(sql`
+          Effect.flatMap(runFence, (fence) => sql`
             UPDATE sync_runs SET pages = ${c.pages}, rows = ${c.rows}, rows_written = ${c.rowsWritten},
               cost_points = ${Math.round(c.costPoints)}, throttle_wait_ms = ${Math.round(c.throttleWaitMs)}, throttled = ${c.throttled},
               overhead_points = ${Math.round(c.overheadPoints)}
-            WHERE id = ${runId}`),
+            WHERE id = ${runId} AND ${fence}`).pipe(Effect.asVoid),
         finish: (runId: number, outcome: RunOutcome, c: RunCounts, error?: string) =>
-          Effect.asVoid(sql`
+          Effect.flatMap(runFence, (fence) => sql`
             UPDATE sync_runs SET finished_at = now(), outcome = ${outcome}, pages = ${c.pages}, rows = ${c.rows},
               rows_written = ${c.rowsWritten}, rows_deleted = ${c.rowsDeleted}, cost_points = ${Math.round(c.costPoints)},
               throttle_wait_ms = ${Math.round(c.throttleWaitMs)}, throttled = ${c.throttled}, overhead_points = ${Math.round(c.overheadPoints)},
               rows_confirmed = ${c.rowsConfirmed}, error = ${error ?? null}
-            WHERE id = ${runId}`),
+            WHERE id = ${runId} AND ${fence}`).pipe(Effect.asVoid),
         skipped: (accountId: string, stream: string, kind: PassKind, reason: string) =>
           Effect.asVoid(sql`
             INSERT INTO sync_runs (account_id, stream, kind, finished_at, outcome, error)
             VALUES (${accountId}, ${stream}, ${kind}, now(), 'skipped', ${reason})`),
         failedBeforeStart: (accountId: string, stream: string, kind: PassKind, error: string) =>
-          Effect.asVoid(sql`
-            INSERT INTO sync_runs (account_id, stream, kind, finished_at, outcome, error)
-            VALUES (${accountId}, ${stream}, ${kind}, now(), 'failed', ${error})`),
-        closeAbandoned: (accountId: string) => Effect.map(rowsOrDie(close(accountId)), (rows) => rows.length)
+          Effect.flatMap(Effect.zip(leaseFence(sql, accountId), leaseEpoch(accountId)), ([fence, epoch]) => sql`
+            INSERT INTO sync_runs (account_id, stream, kind, finished_at, outcome, error, lease_epoch)
+            SELECT ${accountId}, ${stream}, ${kind}, now(), 'failed', ${error}, ${epoch} WHERE ${fence}`).pipe(Effect.asVoid),
+        closeAbandoned: close
       })
     )
   })

@@ -6,6 +6,7 @@ import type { AccessTokenError } from "../auth/errors.js"
 import { DatabaseTopology } from "../db/Database.js"
 import * as Metrics from "../observability/metrics.js"
 import { Checkpoints } from "./Checkpoints.js"
+import type { AccountLockLost } from "./errors.js"
 import { Dependents } from "./Dependents.js"
 import { EventQueue } from "../events/EventQueue.js"
 import type { Page, PassKind, Variables } from "./model.js"
@@ -153,7 +154,7 @@ export const StreamRunLive = Layer.effect(
       })
 
     /** A run that could not begin (its checkpoint or its run's row could not be read or written): failed, and recorded so where the database lets it. */
-    const notStarted = ({ credentials, stream }: StreamRunRequest, kind: PassKind, error: SqlError.SqlError, startedAtMs: number) =>
+    const notStarted = ({ credentials, stream }: StreamRunRequest, kind: PassKind, error: SqlError.SqlError | AccountLockLost, startedAtMs: number) =>
       Effect.gen(function* () {
         const classified = classify(Exit.fail(error))
         yield* runs.failedBeforeStart(credentials.accountId, stream.name, kind, classified.error ?? error.message).pipe(Effect.ignore)

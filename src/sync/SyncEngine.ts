@@ -3,7 +3,7 @@ import { type CostBudget, CostBudgetLive } from "../api/CostBudget.js"
 import { ApiVersionLogLive } from "../api/ApiVersionLog.js"
 import { ServiceClientLive } from "../api/ServiceClient.js"
 import { AccountHealthLive } from "./AccountHealth.js"
-import { AccountLocksLive } from "./AccountLocks.js"
+import { AccountLeasesLive } from "./AccountLeases.js"
 import { CheckpointsLive } from "./Checkpoints.js"
 import { DependentsLive } from "./Dependents.js"
 import { EventConsumerLive } from "./events/EventConsumer.js"
@@ -25,7 +25,7 @@ export const makeSyncEngine = (budget: Layer.Layer<CostBudget> = CostBudgetLive)
   Layer.mergeAll(SyncRunnerLive, EventConsumerLive, EventRetentionLive).pipe(
     Layer.provideMerge(Layer.mergeAll(StreamRunLive, EventSettings.layer)),
     Layer.provideMerge(Layer.merge(PassEndLive, DependentsLive)),
-    Layer.provideMerge(Layer.mergeAll(WarehouseLive, PagerLive, RunsLive, AccountLocksLive, AccountHealthLive)),
+    Layer.provideMerge(Layer.mergeAll(WarehouseLive, PagerLive, RunsLive, AccountLeasesLive, AccountHealthLive)),
     Layer.provideMerge(CheckpointsLive),
     Layer.provideMerge(Layer.merge(ServiceClientLive, ApiVersionLogLive)),
     Layer.provideMerge(budget)

@@ -7,7 +7,7 @@ import { AccessTokens } from "../auth/AccessTokens.js"
 import { type Connection, Connections } from "../auth/Connections.js"
 import { DatabaseTopology } from "../db/Database.js"
 import { AccountHealth } from "./AccountHealth.js"
-import { AccountLocks } from "./AccountLocks.js"
+import { AccountLeases, type HeldElsewhere } from "./AccountLeases.js"
 import type { Mode } from "./PassPlan.js"
 import { Progress } from "./Progress.js"
 import { describeError, isRevocation, type Revocation } from "./RunOutcome.js"
@@ -27,7 +27,7 @@ export interface RunRequest {
   readonly restart?: boolean
 }
 
-/** synced: every stream done; needs-reconnect: the connection is revoked or disconnected; skipped: locked elsewhere. */
+/** synced: every stream done; needs-reconnect: the connection is revoked or disconnected; skipped: its lease held by another run. */
 export type AccountOutcome = "synced" | "needs-reconnect" | "failed" | "skipped"
 
 export interface AccountReport {
@@ -38,13 +38,17 @@ export interface AccountReport {
   readonly message?: string
   /** The account failed because the service answered from another API version than the pinned one. */
   readonly apiVersionReplaced?: { readonly pinned: string; readonly answered: string }
+  /** skipped: who holds the account's lease. */
+  readonly heldElsewhere?: HeldElsewhere
+  /** failed: the account's lease moved to another holder mid-run (that holder's run says how the account fares). */
+  readonly leaseLost?: boolean
 }
 
 export interface SyncRunnerShape {
   readonly run: (request: RunRequest) => Effect.Effect<ReadonlyArray<AccountReport>, SqlError.SqlError>
 }
 
-/** The accounts of a run: which ones, one lock each, their streams one after another, at the chosen concurrency. */
+/** The accounts of a run: which ones, one lease each, their streams one after another, at the chosen concurrency. */
 export class SyncRunner extends Context.Tag("account-sync/SyncRunner")<SyncRunner, SyncRunnerShape>() {}
 
 /**
@@ -96,7 +100,7 @@ export const SyncRunnerLive = Layer.effect(
     const connections = yield* Connections
     const tokens = yield* AccessTokens
     const client = yield* ServiceClient
-    const locks = yield* AccountLocks
+    const leases = yield* AccountLeases
     const streamRun = yield* StreamRun
     const runs = yield* Runs
     const progress = yield* Progress
@@ -104,9 +108,12 @@ export const SyncRunnerLive = Layer.effect(
     const singleSession = (yield* DatabaseTopology).singleSession
     const health = yield* AccountHealth
 
-    /** A run that synced or failed counts in the account's health (skipped and revoked ones say nothing about it). */
+    /**
+     * A run that synced or failed counts in the account's health (skipped and revoked ones say nothing about it, nor
+     * does a run whose lease moved: it writes nothing more for the account).
+     */
     const recordHealth = (report: AccountReport) =>
-      report.outcome === "synced" || report.outcome === "failed"
+      (report.outcome === "synced" || report.outcome === "failed") && report.leaseLost !== true
         ? health
             .record(report.accountId, report.outcome, report.message ?? null)
             .pipe(Effect.catchAll((e) => Effect.logWarning("could not record the account's run outcome (alerts read it)", e)))
@@ -116,14 +123,16 @@ export const SyncRunnerLive = Layer.effect(
       Effect.gen(function* () {
         const { accountId } = account
         let accountName = account.accountName
-        if (!(yield* locks.lock(accountId))) {
-          const message = "another account-sync process is syncing this account; skipped"
+        const elsewhere = yield* leases.acquire(accountId)
+        if (Option.isSome(elsewhere)) {
+          const { holder, thisProcess } = elsewhere.value
+          const message = `${thisProcess ? "another run of this process" : "another account-sync process"} is syncing this account (held by ${holder}); skipped`
           yield* Effect.logWarning(message)
           for (const s of streams) yield* runs.skipped(accountId, s.name, kindOf(request), message)
-          return { accountId, accountName, outcome: "skipped", streams: [], message } satisfies AccountReport
+          return { accountId, accountName, outcome: "skipped", streams: [], message, heldElsewhere: elsewhere.value } satisfies AccountReport
         }
         const abandoned = yield* runs.closeAbandoned(accountId)
-        if (abandoned > 0) yield* Effect.logInfo(`${abandoned} run(s) left 'running' by a stopped process marked interrupted`)
+        if (abandoned > 0) yield* Effect.logInfo(`${abandoned} run(s) left 'running' under an earlier holder of the account's lease marked interrupted`)
 
         const reports: Array<StreamReport> = []
         const revoked = (error: Revocation) =>
@@ -179,7 +188,7 @@ export const SyncRunnerLive = Layer.effect(
           if (classified.failure?._tag === "AccountLockLost") {
             // the account may be another process's now: none of its streams is written any more by this run
             yield* Effect.logError(classified.failure.message)
-            return { accountId, accountName, outcome: "failed", streams: reports, message: classified.failure.message } satisfies AccountReport
+            return { accountId, accountName, outcome: "failed", streams: reports, message: classified.failure.message, leaseLost: true } satisfies AccountReport
           }
           if (classified.outcome === "interrupted") return yield* Effect.interrupt
           if (classified.failure !== undefined && isRevocation(classified.failure)) return yield* revoked(classified.failure)

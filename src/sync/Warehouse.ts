@@ -3,7 +3,7 @@ import { Context, Effect, Layer, Schema } from "effect"
 import { retryOnConnectionLoss } from "../db/connectionRetry.js"
 import { PreparedStatements } from "../db/preparedStatements.js"
 import { rowsOrDie } from "../db/rows.js"
-import { leasedTransaction, underLease } from "./AccountLocks.js"
+import { heldLease, leasedTransaction } from "./AccountLeases.js"
 import type { PassProgress } from "./Checkpoints.js"
 import { AccountLockLost } from "./errors.js"
 import { pageJson, type PageRows } from "./landing/pageParams.js"
@@ -97,7 +97,7 @@ export const WarehouseLive = Layer.effect(
       }
     })
 
-    const land = <E = never, R = never>(batch: Batch, after?: Effect.Effect<void, E, R>) => underLease(batch.accountId, (lease) => {
+    const land = <E = never, R = never>(batch: Batch, after?: Effect.Effect<void, E, R>) => Effect.flatMap(heldLease(batch.accountId), (lease) => {
       const values: PageValues = {
         accountId: batch.accountId,
         stream: batch.stream,

@@ -30,12 +30,12 @@ export class ConnectionShapeInvalid extends Data.TaggedError("ConnectionShapeInv
 }
 
 /**
- * The database session that held the account's lock is gone (terminated, idle_session_timeout, a dropped
- * connection): another process may take the account now, so this run stops writing it; the page was not stored.
+ * The account's lease is no longer this run's (its epoch moved: another holder took it after this one lapsed, or
+ * after the session that held it ended): this run stops writing the account; what it was writing was not stored.
  */
 export class AccountLockLost extends Data.TaggedError("AccountLockLost")<{ readonly accountId: string; readonly stream: string }> {
   override get message() {
-    return `account ${this.accountId}, stream ${this.stream}: the session holding the account's lock was lost; stopped writing (nothing of the page was stored), the run is interrupted and the next one resumes from the checkpoint`
+    return `account ${this.accountId}, stream ${this.stream}: the account's lease moved to another holder; stopped writing (nothing of the page was stored), the run is interrupted and the next one resumes from the checkpoint`
   }
 }
 

@@ -70,3 +70,19 @@ export const waitUntil = (what: string, seconds: number, check: Effect.Effect<bo
     }
     return (Date.now() - started) / 1000
   })
+
+/** A backfill job for each account, as connecting enqueues it (before any worker runs, in the tests). */
+export const enqueueBackfills = (env: Env, accountIds: ReadonlyArray<string>) =>
+  Effect.flatMap(Effect.sync(() => new Date().toISOString()), (now) =>
+    withQueue(env, (queue) => Effect.forEach(accountIds, (accountId) => queue.enqueue({ kind: "backfill", accountId, dueAt: now, requestedAt: now, restart: false })))
+  )
+
+/** Rows of `jobs` landed, per account. */
+export const jobsLanded = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+  sql<{ account_id: string; n: number }>`SELECT account_id, count(*)::int AS n FROM jobs GROUP BY account_id`
+).pipe(Effect.orDie)
+
+/** How many accounts have a succeeded full pass. */
+export const accountsFullySynced = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+  Effect.map(sql<{ n: number }>`SELECT count(DISTINCT account_id)::int AS n FROM sync_runs WHERE kind = 'full' AND outcome = 'succeeded'`, (r) => r[0]!.n)
+).pipe(Effect.orDie)

@@ -1,11 +1,11 @@
 import { SqlClient, type SqlError } from "@effect/sql"
-import { Clock, Context, Duration, Effect, FiberMap, Layer, Metric, Random } from "effect"
+import { Clock, Context, Duration, Effect, FiberMap, Layer, Metric, Option, Random } from "effect"
 import type { AccountCredentials } from "../../api/ServiceClient.js"
 import { AccessTokens } from "../../auth/AccessTokens.js"
 import { Connections } from "../../auth/Connections.js"
 import { EventQueue, type QueuedEvent } from "../../events/EventQueue.js"
 import * as Metrics from "../../observability/metrics.js"
-import { AccountLocks } from "../AccountLocks.js"
+import { AccountLeases } from "../AccountLeases.js"
 import { Checkpoints } from "../Checkpoints.js"
 import { Dependents, pointsOf } from "../Dependents.js"
 import type { Page, ReceivedNode } from "../model.js"
@@ -38,7 +38,7 @@ export interface DrainReport {
 }
 
 /**
- * Applies the change events the webhook inbox queued: per account (under its lock, like `sync`), item ids grouped by
+ * Applies the change events the webhook inbox queued: per account (under its lease, like `sync`), item ids grouped by
  * stream, read again the stream's way (by id where the collection filters by id) in batches the budget sizes, and
  * landed like any page (children included); a destroy, or an item a read by id no longer finds, is marked deleted at
  * once. The rows of other streams that hold the changed records' data (`dependsOn`: a visit's line items are its
@@ -79,7 +79,7 @@ export const EventConsumerLive = Layer.effect(
     const checkpoints = yield* Checkpoints
     const tokens = yield* AccessTokens
     const connections = yield* Connections
-    const locks = yield* AccountLocks
+    const leases = yield* AccountLeases
     const settings = yield* EventSettings
     const streams = (yield* SyncSettings).streams.catalog
 
@@ -158,10 +158,10 @@ export const EventConsumerLive = Layer.effect(
     const drain = (accountId: string) =>
       Effect.gen(function* () {
         const report = { accountId, outcome: "drained" as DrainReport["outcome"], applied: 0, failed: 0, deferred: 0, landed: 0, deleted: 0, costPoints: 0 }
-        // nothing pending at all: no lock taken (the accounts' locks share one session; an idle account's events job
-        // must not queue behind every other account's lock round trips)
+        // nothing pending at all: no lease taken (the accounts' leases share one session; an idle account's events job
+        // must not queue behind every other account's lease round trips)
         if ((yield* queue.nextAttemptAt(accountId)) === null) return report
-        if (!(yield* locks.lock(accountId))) return { ...report, outcome: "locked" as const }
+        if (Option.isSome(yield* leases.acquire(accountId))) return { ...report, outcome: "locked" as const }
         const credentials = tokens.credentials(accountId)
         for (;;) {
           const events = yield* queue.due(accountId, yield* now, roundSize)
@@ -187,7 +187,7 @@ export const EventConsumerLive = Layer.effect(
             const error = result.left
             // not the events' fault: they stay due, no attempt spent, until the pin is moved (or the replacement allowed)
             if (error._tag === "ApiVersionReplaced") return { ...report, outcome: "api-version-replaced" as const }
-            // the account's lock went with its session: another process may write it now (its events wait, no attempt spent)
+            // the account's lease moved to another holder: it writes the account now (its events wait, no attempt spent)
             if (error._tag === "AccountLockLost") return { ...report, outcome: "locked" as const }
             // nothing more can be read for the account: its events wait for it to be reconnected
             if (isRevocation(error) && (yield* connections.status(accountId)) !== "active") {

@@ -74,6 +74,11 @@ export interface JobQueueOptions {
 
 const attempt = (job: { readonly id: string; readonly retryCount: number }) => ({ id: job.id, retryCount: job.retryCount })
 
+/** What pg-boss's supervisor records on a job whose worker stopped beating (plans.js, failJobsByHeartbeat). */
+const heartbeatTimeout = "job heartbeat timeout"
+/** Above any priority priorityOf gives (at most 1,000,000,000): a failed-over job is claimed before all waiting work. */
+const failedOverPriority = 1_000_000_001
+
 /** The queue options every job of the account queue carries (retries, heartbeat, expiry). */
 const accountQueueOptions = (settings: JobSettingsShape) => ({
   policy: "singleton" as const,
@@ -185,11 +190,29 @@ export const makeJobQueue = (options: JobQueueOptions) =>
         yield* call(`enqueue ${jobs.length} jobs`, () => boss.insert(QueueNames.accounts, inserts, { db }))
       })
 
+    /**
+     * A job pg-boss failed because its worker stopped beating (a dead or hung worker, not a failure of the work) waits
+     * out no retry delay: it is due now, ahead of every waiting job (the backfill cap's included), and resumes from its
+     * checkpoints. pg-boss applies the queue's retry delay to every failure alike, so this moves it back; the attempt
+     * still counts against the retry limit (a job that kills each worker that takes it ends in the dead letters).
+     */
+    const resumeFailedOver = sql`
+      UPDATE ${sql(schema)}.job SET start_after = now(), priority = ${failedOverPriority}
+      WHERE name = ${QueueNames.accounts} AND state = 'retry' AND start_after > now()
+        AND output -> 'value' ->> 'message' = ${heartbeatTimeout}`
+
     const claim: JobQueueShape["claim"] = (max) =>
       Effect.gen(function* () {
-        const jobs: ReadonlyArray<JobWithMetadata<unknown>> = yield* call("claim", () =>
-          boss.fetch(QueueNames.accounts, { batchSize: max, groupConcurrency: settings.backfillsAtOnce, includeMetadata: true })
-        )
+        // in the fetch's transaction: a failover the supervisor committed before it is claimed first
+        const jobs: ReadonlyArray<JobWithMetadata<unknown>> = yield* sql.withTransaction(
+          Effect.gen(function* () {
+            yield* resumeFailedOver
+            const db = yield* ourDatabase
+            return yield* call("claim", () =>
+              boss.fetch(QueueNames.accounts, { batchSize: max, groupConcurrency: settings.backfillsAtOnce, includeMetadata: true, db })
+            )
+          })
+        ).pipe(Effect.catchTag("SqlError", (cause) => new QueueError({ operation: "claim", cause })))
         const now = yield* Clock.currentTimeMillis
         const claimed: Array<ClaimedJob> = []
         for (const j of jobs) {
@@ -199,7 +222,7 @@ export const makeJobQueue = (options: JobQueueOptions) =>
             yield* call("fail an unreadable job", () => boss.fail(QueueNames.accounts, attempt(j), { error: `unreadable job: ${decoded.left.message}` }))
             continue
           }
-          const failedOver = j.retryCount > 0 && JSON.stringify(j.output ?? {}).includes("heartbeat timeout")
+          const failedOver = j.retryCount > 0 && JSON.stringify(j.output ?? {}).includes(heartbeatTimeout)
           claimed.push({ id: j.id, retryCount: j.retryCount, job: decoded.right, claimedAtMs: now, failedOver })
         }
         return claimed

@@ -25,7 +25,7 @@ export interface AccountInQueue {
   readonly accountId: string
   /** The job running for it (kind and since when), if one is. */
   readonly running: { readonly kind: string; readonly since: Date } | null
-  /** The session holding its advisory lock: a worker (`... worker host:pid`) or a one-shot command. */
+  /** Who holds its lease: a worker (`... worker host:pid (pid N)`) or a one-shot command. */
   readonly heldBy: string | null
   /** When its next sync is due (its streams' cadences). */
   readonly nextDueAt: Date
@@ -39,7 +39,7 @@ export interface QueueView {
   readonly accounts: ReadonlyArray<AccountInQueue>
 }
 
-/** What `status` and the workers' gauges say of the queue: a read model over pg-boss's job table, the locks and the checkpoints. */
+/** What `status` and the workers' gauges say of the queue: a read model over pg-boss's job table, the accounts' leases and the checkpoints. */
 export class QueueStatus extends Context.Tag("account-sync/QueueStatus")<
   QueueStatus,
   {
@@ -90,15 +90,9 @@ export const QueueStatusLive = Layer.effect(
         sql`SELECT singleton_key AS key, data->>'kind' AS kind, started_on FROM ${sql(schema)}.job WHERE name = ${QueueNames.accounts} AND state = 'active'`,
         decode(ActiveRow)
       )
-      // the advisory lock's two keys are hashes (AccountLocks' accountLockKey): matched against each connection's account id
+      // the accounts' leases (AccountLeases) in this schema of this database: a lease in force names its holder
       const holders = yield* Effect.flatMap(
-        sql.unsafe(
-          `SELECT c.account_id, a.application_name || ' (pid ' || a.pid || ')' AS holder
-           FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
-           JOIN connections c ON l.objid::bigint = (hashtext(c.account_id)::bigint & 4294967295)
-           WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
-             AND l.classid::bigint = (hashtext('account-sync:' || current_schema())::bigint & 4294967295)`
-        ),
+        sql`SELECT account_id, holder FROM account_leases WHERE expires_at > now()`,
         decode(HolderRow)
       )
       const all = yield* checkpoints.all()

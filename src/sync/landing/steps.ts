@@ -1,5 +1,5 @@
 import type { SqlClient, Statement } from "@effect/sql"
-import { leaseHeld, type LockSession } from "../AccountLocks.js"
+import { type HeldLease, leaseHeld } from "../AccountLeases.js"
 import { checkpointStep, type PassProgress, seenStep } from "../Checkpoints.js"
 import type { AnyStream, ChildDefinition, Column } from "../streams/Stream.js"
 import type { PageJson } from "./pageParams.js"
@@ -15,8 +15,8 @@ export interface PageValues {
   readonly recordSeen: boolean
   /** When the rows were asked of the service (the first page of the batch): a row marked deleted after that stays so. */
   readonly fetchedAt: Date | undefined
-  /** The session holding the account's lock for this run (none: the caller holds no lock, or the database is embedded). */
-  readonly lease: LockSession | undefined
+  /** The account's lease this run holds (none: the caller holds none). */
+  readonly lease: HeldLease | undefined
 }
 
 /**
@@ -29,12 +29,13 @@ export interface LandingStep {
 }
 
 /**
- * `lease`: whether this run still holds the account (its lock's session is alive and holds it), read in the page's
- * own transaction. Nothing is written without it (`pass` depends on it), and the statement reports it.
+ * `lease`: whether this run still holds the account (its lease's epoch unchanged, the row key-share locked for the
+ * statement), read in the page's own transaction. Nothing is written without it (`pass` depends on it), and the
+ * statement reports it.
  */
 export const leaseStep: LandingStep = {
   name: "lease",
-  sql: (sql, v) => (v.lease === undefined ? sql`SELECT true AS held` : sql`SELECT ${leaseHeld(sql, v.accountId, v.lease)} AS held`)
+  sql: (sql, v) => (v.lease === undefined ? sql`SELECT true AS held` : sql`SELECT ${leaseHeld(sql, v.lease)} AS held`)
 }
 
 /**

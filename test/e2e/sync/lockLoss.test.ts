@@ -11,13 +11,13 @@ import { expectStreamExact } from "../../support/streamExactness.js"
 import { syncHarness } from "../../support/syncHarness.js"
 
 // 3,000 jobs, every GraphQL answer 100 ms late: a backfill of about 30 pages; A's 4th page is held in its
-// transaction while its lock session is killed and a second backfill takes the account.
+// transaction while the session renewing its lease is killed and a second backfill takes the account.
 layer(syncHarness({ accounts: 1, jobs: 3000, limits: { maxPoints: 100_000, restoreRate: 100_000 } }), {
   timeout: 180_000,
   excludeTestServices: true
-})("the account's lock lost with its session", (it) => {
+})("the account's lease lost with its session", (it) => {
   it.scoped.skipIf(embeddedTestDatabase())(
-    "a backfill whose lock session is terminated under a running page stops writing before another process writes: no two writers, ever",
+    "a backfill whose lease session is terminated under a running page: the next holder waits for that page, then the first writes nothing more",
     () =>
       Effect.gen(function* () {
         const { accounts, admin } = yield* TestEmulator
@@ -25,10 +25,11 @@ layer(syncHarness({ accounts: 1, jobs: 3000, limits: { maxPoints: 100_000, resto
         const sql = yield* SqlClient.SqlClient
         const { schema, url } = yield* TestDatabase
         yield* connectAccount(accountId)
-        const env = { ...(yield* TestDatabase).env, ...(yield* TestSettings), LOG_LEVEL: "warn" }
+        // leases renewed every 200 s: A does not move its lease to a new session before B takes it
+        const env = { ...(yield* TestDatabase).env, ...(yield* TestSettings), LOG_LEVEL: "warn", ACCOUNT_LEASE_SECONDS: "600" }
 
         // every write of the pass moves its checkpoint: the log says which process wrote, in the order they did; A's
-        // 4th page waits (inside its page statement, after its lock check) for the test's go
+        // 4th page waits (inside its page statement, after its lease check) for the test's go
         const gate = 424_242
         yield* sql.unsafe(`
           CREATE TABLE write_log (n serial PRIMARY KEY, writer text NOT NULL, position int);
@@ -63,31 +64,30 @@ layer(syncHarness({ accounts: 1, jobs: 3000, limits: { maxPoints: 100_000, resto
 
         const a = `${schema} writer-a`
         const b = `${schema} writer-b`
-        const accountLock = `l.locktype = 'advisory' AND l.granted AND l.objid = hashtext('${accountId}')::oid`
         const first = yield* spawnCli(["backfill", "--restart", "--stream", "jobs"], { ...env, DATABASE_APPLICATION_NAME: a })
         const waitFor = (what: Effect.Effect<boolean, unknown>) =>
           Effect.gen(function* () {
             for (let i = 0; i < 600 && !(yield* what); i++) yield* Effect.sleep("50 millis")
             return yield* what
           })
-        // A's 4th page is running: it checked its lock and now waits in its transaction
+        // A's 4th page is running: it checked its lease and now waits in its transaction
         expect(yield* waitFor(Effect.map(sessionsOf(a, `NOT l.granted AND l.objid = ${gate}`), (n) => n === 1))).toBe(true)
         expect(yield* writesOf(a)).toBe(3)
 
-        // the idle session holding A's lock on the account dies (as by idle_session_timeout or a dropped connection)
+        // the idle session renewing A's lease dies (as by idle_session_timeout or a dropped connection): the lease is free
         const killed = yield* sql<{ pid: number }>`
-          SELECT l.pid, pg_terminate_backend(l.pid) FROM pg_locks l JOIN pg_stat_activity s ON s.pid = l.pid
-          WHERE l.locktype = 'advisory' AND l.granted AND s.application_name = ${a} AND l.objid = hashtext(${accountId})::oid`
+          SELECT holder_pid AS pid, pg_terminate_backend(holder_pid) FROM account_leases WHERE account_id = ${accountId} AND holder LIKE ${`${a} %`}`
         expect(killed).toHaveLength(1)
-        // another process takes the account, then A's running page goes on
+        // another process takes the account: its bump of the epoch waits for A's page in flight, which then goes on
         const second = yield* spawnCli(["backfill", "--stream", "jobs"], { ...env, DATABASE_APPLICATION_NAME: b })
-        expect(yield* waitFor(Effect.map(sessionsOf(b, accountLock), (n) => n === 1))).toBe(true)
+        const waiting = sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = ${b} AND wait_event_type = 'Lock'`
+        expect(yield* waitFor(Effect.map(waiting, (r) => r[0]!.n === 1))).toBe(true)
         yield* Effect.promise(() => gateKeeper.query(`SELECT pg_advisory_unlock(${gate})`))
 
         const [stopped, done] = yield* Effect.all([first.exit, second.exit], { concurrency: 2 })
         expect(done.code, done.stderr).toBe(0)
         expect(stopped.code, stopped.stderr).toBe(1)
-        expect(stopped.stderr).toContain("the session holding the account's lock was lost; stopped writing")
+        expect(stopped.stderr).toContain("the account's lease moved to another holder; stopped writing")
 
         // A wrote, then B, never A again once B had written
         const log = yield* sql<{ writer: string }>`SELECT writer FROM write_log ORDER BY n`
@@ -99,7 +99,7 @@ layer(syncHarness({ accounts: 1, jobs: 3000, limits: { maxPoints: 100_000, resto
         const runs = yield* sql<{ outcome: string; error: string | null; started: Date; finished: Date }>`
           SELECT outcome, error, started_at AS started, finished_at AS finished FROM sync_runs WHERE account_id = ${accountId} ORDER BY id`
         expect(runs.map((r) => r.outcome)).toEqual(["interrupted", "succeeded"])
-        expect(runs[0]!.error).toContain("the session holding the account's lock was lost")
+        expect(runs[0]!.error).toContain("lost the account")
         expect(yield* expectStreamExact(jobScalarsStream, accountId)).toBe(3000)
       })
   )

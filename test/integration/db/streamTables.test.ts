@@ -108,7 +108,8 @@ layer(TestDatabaseLive)("every stream's table, as migrated, has exactly the stre
         "api_versions",
         "account_health",
         "alert_notices",
-        "reader_accounts"
+        "reader_accounts",
+        "account_leases"
       ]) {
         const [row] = yield* sql<{ comment: string | null }>`SELECT obj_description(format('%I.%I', ${schema}::text, ${table}::text)::regclass) AS comment`
         expect(row!.comment, table).toBeTruthy()

@@ -1,13 +1,13 @@
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
-import { Duration, Effect } from "effect"
+import { Deferred, Duration, Effect, Fiber, Layer, Option, Schedule } from "effect"
 import { Connections } from "../../../src/auth/Connections.js"
 import { ExitCodes } from "../../../src/cli/ExitCode.js"
 import { runExit } from "../../../src/cli/summary.js"
-import { accountLockKey } from "../../../src/sync/AccountLocks.js"
+import { AccountLeases, AccountLeasesLive } from "../../../src/sync/AccountLeases.js"
 import { SyncRunner } from "../../../src/sync/SyncRunner.js"
 import { connectAccount } from "../../support/connector.js"
-import { embeddedTestDatabase, TestDatabase } from "../../support/database.js"
+import { embeddedTestDatabase } from "../../support/database.js"
 import { TestEmulator } from "../../support/emulator.js"
 import { syncHarness } from "../../support/syncHarness.js"
 import { expectStreamExact } from "../../support/streamExactness.js"
@@ -44,26 +44,48 @@ layer(syncHarness({ accounts: 2, jobs: 1000, limits: { maxPoints: 10_000, restor
     })
   )
 
-  // advisory locks need sessions of their own: on the embedded database every connection is one session
-  it.effect.skipIf(embeddedTestDatabase())("an account held by another process is skipped and said so; the others run", () =>
+  // another process: a lease layer of its own (its own session), as a worker or a second `sync` has
+  it.effect.skipIf(embeddedTestDatabase())("an account held by another process is skipped and said so, naming the holder; the others run", () =>
     Effect.gen(function* () {
       const [a, b] = yield* connected
       const sql = yield* SqlClient.SqlClient
       const reports = yield* Effect.scoped(
         Effect.gen(function* () {
-          const other = yield* sql.reserve
-          yield* other.execute(`SELECT pg_advisory_lock(${accountLockKey})`, [b], undefined)
-          const reports = yield* (yield* SyncRunner).run({ mode: "backfill" })
-          yield* other.execute(`SELECT pg_advisory_unlock(${accountLockKey})`, [b], undefined)
-          return reports
+          expect(yield* (yield* AccountLeases).acquire(b)).toEqual(Option.none())
+          return yield* (yield* SyncRunner).run({ mode: "backfill" })
         })
-      )
+      ).pipe(Effect.provide(Layer.fresh(AccountLeasesLive)))
       expect(reports.map((r) => [r.accountId, r.outcome])).toEqual([[a, "synced"], [b, "skipped"]])
-      expect(reports[1]!.message).toContain("another account-sync process")
+      expect(reports[1]!.message).toMatch(/^another account-sync process is syncing this account \(held by .* \(pid \d+\)\); skipped$/)
       const runs = yield* sql<{ outcome: string }>`SELECT outcome FROM sync_runs WHERE account_id = ${b}`
       expect(runs.map((r) => r.outcome)).toEqual(["skipped"])
-      // skipped is not a failure
+      // skipped is not a failure: only the app role can hold a lease (a reader cannot make an account skip)
       expect(runExit(reports)).toEqual({ code: ExitCodes.ok, message: expect.stringContaining("skipped: ") })
+    })
+  )
+
+  it.effect("two runs of one account in one process: the second is refused while the first runs, and leaves its runs alone", () =>
+    Effect.gen(function* () {
+      const [a] = yield* connected
+      const sql = yield* SqlClient.SqlClient
+      const runner = yield* SyncRunner
+      const before = (yield* sql<{ n: number }>`SELECT coalesce(max(id), 0)::int AS n FROM sync_runs`)[0]!.n
+      // the first run is under way once its run's row is written
+      const first = yield* Effect.fork(runner.run({ mode: "backfill", accounts: [a], restart: true }))
+      const started = yield* Deferred.make<void>()
+      yield* Effect.repeat(
+        Effect.flatMap(sql<{ n: number }>`SELECT count(*)::int AS n FROM sync_runs WHERE id > ${before} AND outcome = 'running'`, (r) =>
+          r[0]!.n > 0 ? Deferred.succeed(started, undefined) : Effect.succeed(false)
+        ),
+        { until: (done) => done === true, schedule: Schedule.spaced("20 millis") }
+      )
+      yield* Deferred.await(started)
+      const second = yield* runner.run({ mode: "backfill", accounts: [a], restart: true })
+      expect(second.map((r) => [r.outcome, r.message])).toEqual([["skipped", expect.stringMatching(/^another run of this process is syncing this account/)]])
+      const reports = yield* Fiber.join(first)
+      expect(reports.map((r) => r.outcome)).toEqual(["synced"])
+      const runs = yield* sql<{ outcome: string }>`SELECT outcome FROM sync_runs WHERE id > ${before} AND account_id = ${a} ORDER BY id`
+      expect(runs.map((r) => r.outcome)).toEqual(["succeeded", "skipped"])
     })
   )
 
@@ -112,29 +134,6 @@ layer(syncHarness({ accounts: 2, jobs: 1000, limits: { maxPoints: 10_000, restor
       expect(afterUninstall.map((r) => [r.accountId, r.outcome])).toEqual([[b, "synced"]])
       expect(runExit(afterUninstall)).toEqual({ code: ExitCodes.ok, message: undefined })
       yield* connectAccount(a)
-    })
-  )
-
-  it.effect.skipIf(embeddedTestDatabase())("the account lock is per schema: a process of another schema holding the same account does not skip it", () =>
-    Effect.gen(function* () {
-      const [a, b] = yield* connected
-      const sql = yield* SqlClient.SqlClient
-      const otherSchema = `${(yield* TestDatabase).schema}_other`
-      const reports = yield* Effect.scoped(
-        Effect.gen(function* () {
-          // another deployment on the same database under its own schema, syncing account b right now
-          const other = yield* sql.reserve
-          yield* other.execute(`CREATE SCHEMA IF NOT EXISTS ${otherSchema}`, [], undefined)
-          yield* Effect.addFinalizer(() => sql.unsafe(`DROP SCHEMA IF EXISTS ${otherSchema}`).pipe(Effect.ignore))
-          yield* other.execute(`SET search_path TO ${otherSchema}`, [], undefined)
-          yield* other.execute(`SELECT pg_advisory_lock(${accountLockKey})`, [b], undefined)
-          const reports = yield* (yield* SyncRunner).run({ mode: "sync" })
-          yield* other.execute(`SELECT pg_advisory_unlock(${accountLockKey})`, [b], undefined)
-          yield* other.execute("RESET search_path", [], undefined)
-          return reports
-        })
-      )
-      expect(reports.map((r) => [r.accountId, r.outcome])).toEqual([[a, "synced"], [b, "synced"]])
     })
   )
 

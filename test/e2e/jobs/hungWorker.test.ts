@@ -1,0 +1,189 @@
+import { SqlClient } from "@effect/sql"
+import { expect, layer } from "@effect/vitest"
+import { Effect, type Scope } from "effect"
+import type { ChildProcess } from "node:child_process"
+import { connectAccount, TestSettings } from "../../support/connector.js"
+import { TestDatabase } from "../../support/database.js"
+import { TestEmulator } from "../../support/emulator.js"
+import { jobScalarsStream } from "../../support/jobsOnly.js"
+import { expectStreamExact } from "../../support/streamExactness.js"
+import { syncHarness } from "../../support/syncHarness.js"
+import { tcpProxy } from "../../support/tcpProxy.js"
+import { accountsFullySynced, enqueueBackfills, expectNoOverlappingRuns, jobsLanded, queueTestEnv, spawnWorker, syncRuns, waitUntil } from "../../support/workers.js"
+
+const jobsPerAccount = 3000
+
+/**
+ * A write log kept by Postgres itself: every row written to the warehouse's jobs, the checkpoints, the seen ids and
+ * sync_runs, with the writing session's application_name (a worker's sessions carry its host:pid) and the time.
+ */
+const writeLog = (schema: string) => `
+  CREATE TABLE write_log (n bigserial PRIMARY KEY, writer text NOT NULL, tbl text NOT NULL, at timestamptz NOT NULL);
+  CREATE FUNCTION log_write() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+    INSERT INTO ${schema}.write_log (writer, tbl, at) VALUES (current_setting('application_name'), TG_TABLE_NAME, clock_timestamp());
+    RETURN NULL; END $$;
+  ${["jobs", "sync_checkpoints", "sync_pass_seen", "sync_runs"]
+    .map((t) => `CREATE TRIGGER log_write AFTER INSERT OR UPDATE OR DELETE ON ${t} FOR EACH ROW EXECUTE FUNCTION log_write();`)
+    .join("\n")}`
+
+// leases of 6 s (renewed every 2 s) so the test need not wait 30 s; the queue's heartbeat at pg-boss's floor (10 s)
+const env = { ...queueTestEnv, ACCOUNT_LEASE_SECONDS: "6" }
+
+/** How the first worker stops answering, and comes back. */
+interface Fault {
+  readonly name: string
+  /** The first worker's settings (its DATABASE_URL through a proxy the fault stalls), and what stops and resumes it. */
+  readonly setUp: (settings: Record<string, string>) => Effect.Effect<{
+    readonly env: Record<string, string>
+    readonly stop: (worker: ChildProcess) => Effect.Effect<void>
+    readonly resume: (worker: ChildProcess) => Effect.Effect<void>
+  }, never, Scope.Scope>
+}
+
+const sigstop: Fault = {
+  name: "SIGSTOP longer than its heartbeat, then SIGCONT",
+  setUp: (settings) =>
+    Effect.succeed({
+      env: settings,
+      stop: (worker) => Effect.sync(() => void worker.kill("SIGSTOP")),
+      resume: (worker) => Effect.sync(() => void worker.kill("SIGCONT"))
+    })
+}
+
+const networkStall: Fault = {
+  name: "its network to Postgres stalled (a TCP proxy that stops forwarding), then forwarding again",
+  setUp: (settings) =>
+    Effect.gen(function* () {
+      const database = new URL(settings.DATABASE_URL!)
+      const proxy = yield* tcpProxy({ host: database.hostname, port: Number(database.port || "5432") })
+      database.port = String(proxy.port)
+      return { env: { ...settings, DATABASE_URL: database.toString() }, stop: () => proxy.stall, resume: () => proxy.resume }
+    })
+}
+
+for (const fault of [sigstop, networkStall]) {
+  // 2 accounts of 3,000 jobs, every answer 300 ms late: backfills of tens of seconds
+  layer(syncHarness({ accounts: 2, jobs: jobsPerAccount, limits: { maxPoints: 100_000, restoreRate: 100_000 } }, { env }), {
+    timeout: 300_000,
+    excludeTestServices: true
+  })(`a worker that stops answering: ${fault.name}`, (it) => {
+    it.scoped(
+      "its accounts move to the live worker within 60 s; when it comes back it writes nothing for them (Postgres's own write log); exact",
+      () =>
+        Effect.gen(function* () {
+          const sql = yield* SqlClient.SqlClient
+          const { schema } = yield* TestDatabase
+          const { accounts, admin } = yield* TestEmulator
+          for (const a of accounts) yield* connectAccount(a.accountId)
+          const settings = yield* TestSettings
+          const faulty = yield* fault.setUp(settings)
+          yield* sql.unsafe(writeLog(schema))
+          yield* admin.setFaults({ latencyRate: 1, latencyMs: 300, seed: 5 })
+          yield* Effect.addFinalizer(() => Effect.orDie(admin.setFaults({})))
+          yield* enqueueBackfills(settings, accounts.map((a) => a.accountId))
+          const landed = jobsLanded
+
+          const hung = yield* spawnWorker(faulty.env, 2)
+          yield* waitUntil("both backfills landing pages on the first worker", 120, Effect.map(landed, (rows) => rows.filter((r) => r.n >= 300).length === 2))
+          const live = yield* spawnWorker(settings, 2)
+          yield* Effect.sleep("3 seconds")
+          const hungWriter = `% worker %:${hung.child.pid}`
+          const liveHolder = `% worker %:${live.child.pid} %`
+
+          yield* faulty.stop(hung.child)
+          const [{ stoppedAt }] = (yield* sql<{ stoppedAt: Date }>`SELECT now() AS "stoppedAt"`) as unknown as [{ stoppedAt: Date }]
+          const moved = Effect.orDie(sql<{ n: number }>`SELECT count(*)::int AS n FROM account_leases WHERE holder LIKE ${liveHolder} AND expires_at > now()`)
+          const seconds = yield* waitUntil("both accounts' leases held by the live worker", 90, Effect.map(moved, (r) => r[0]!.n === 2))
+          expect(seconds).toBeLessThanOrEqual(60)
+          const [{ movedAt }] = (yield* sql<{ movedAt: Date }>`
+            SELECT max(acquired_at) AS "movedAt" FROM account_leases WHERE holder LIKE ${liveHolder}`) as unknown as [{ movedAt: Date }]
+          yield* Effect.sync(() => console.info(`${fault.name}: the accounts moved ${seconds.toFixed(1)} s after the fault`))
+          // the live worker lands pages for them, then the first one comes back with what it had in flight
+          yield* Effect.sleep("3 seconds")
+          yield* faulty.resume(hung.child)
+          const [{ resumedAt }] = (yield* sql<{ resumedAt: Date }>`SELECT now() AS "resumedAt"`) as unknown as [{ resumedAt: Date }]
+
+          yield* waitUntil(
+            "both backfills done on the live worker",
+            180,
+            Effect.map(accountsFullySynced, (n) => n === 2)
+          )
+          // time for the first worker to try what it had in hand (its heartbeat tells it within 5 s that the jobs are gone)
+          yield* Effect.sleep("8 seconds")
+          const writesOf = (after: Date) =>
+            Effect.orDie(sql<{ tbl: string; n: number }>`
+              SELECT tbl, count(*)::int AS n FROM write_log WHERE writer LIKE ${hungWriter} AND at > ${after}::timestamptz GROUP BY tbl ORDER BY tbl`)
+          expect((yield* Effect.orDie(sql<{ n: number }>`SELECT count(*)::int AS n FROM write_log WHERE writer LIKE ${hungWriter}`))[0]!.n).toBeGreaterThan(0)
+          expect(yield* writesOf(movedAt)).toEqual([])
+          expect(yield* writesOf(resumedAt)).toEqual([])
+          expect(stoppedAt.getTime()).toBeLessThan(movedAt.getTime())
+          for (const a of accounts) expect(yield* expectStreamExact(jobScalarsStream, a.accountId)).toBe(jobsPerAccount)
+          const runs = yield* syncRuns
+          // a skipped row is a refused attempt (the lease still held elsewhere), not a run
+          expectNoOverlappingRuns(runs.filter((r) => r.outcome !== "running" && r.outcome !== "skipped"))
+          expect(runs.filter((r) => r.outcome === "running")).toEqual([])
+          expect(hung.child.exitCode).toBeNull()
+          expect(live.child.exitCode).toBeNull()
+        }),
+      300_000
+    )
+  })
+}
+
+// the same 2 accounts, both workers live: the sessions of the one holding them are terminated (a restarted pgbouncer,
+// an operator's pg_terminate_backend), its lease session among them
+layer(syncHarness({ accounts: 2, jobs: jobsPerAccount, limits: { maxPoints: 100_000, restoreRate: 100_000 } }, { env }), {
+  timeout: 300_000,
+  excludeTestServices: true
+})("a worker whose sessions are terminated", (it) => {
+  it.scoped(
+    "every session of the worker holding both accounts terminated twice mid-backfill: never two writers of an account (Postgres's own write log), exact",
+    () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        const { schema } = yield* TestDatabase
+        const { accounts, admin } = yield* TestEmulator
+        for (const a of accounts) yield* connectAccount(a.accountId)
+        const settings = yield* TestSettings
+        yield* sql.unsafe(writeLog(schema))
+        yield* sql.unsafe(`ALTER TABLE write_log ADD COLUMN account_id text;
+          CREATE OR REPLACE FUNCTION log_write() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+            INSERT INTO ${schema}.write_log (writer, tbl, at, account_id)
+            VALUES (current_setting('application_name'), TG_TABLE_NAME, clock_timestamp(), CASE WHEN TG_OP = 'DELETE' THEN OLD.account_id ELSE NEW.account_id END);
+            RETURN NULL; END $$`)
+        yield* admin.setFaults({ latencyRate: 1, latencyMs: 300, seed: 6 })
+        yield* Effect.addFinalizer(() => Effect.orDie(admin.setFaults({})))
+        yield* enqueueBackfills(settings, accounts.map((a) => a.accountId))
+        const landed = jobsLanded
+        const first = yield* spawnWorker(settings, 2)
+        yield* waitUntil("both backfills landing pages on the first worker", 120, Effect.map(landed, (rows) => rows.filter((r) => r.n >= 300).length === 2))
+        const second = yield* spawnWorker(settings, 2)
+        for (const round of [1, 2]) {
+          yield* Effect.sleep("3 seconds")
+          const terminated = yield* sql<{ n: number }>`
+            SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE application_name LIKE ${`% worker %:${first.child.pid}%`}`
+          expect(terminated[0]!.n, `round ${round}`).toBeGreaterThan(0)
+        }
+        yield* waitUntil(
+          "both backfills done",
+          180,
+          Effect.map(accountsFullySynced, (n) => n === 2)
+        )
+        yield* Effect.sleep("5 seconds")
+        // per account, the writers in the order Postgres logged them: once a writer follows another, the earlier one never writes again
+        for (const a of accounts) {
+          const log = yield* sql<{ writer: string }>`SELECT writer FROM write_log WHERE account_id = ${a.accountId} ORDER BY n`
+          const turns = log.map((r) => r.writer).filter((w, i, all) => i === 0 || all[i - 1] !== w)
+          expect(new Set(turns).size, turns.join(" -> ")).toBe(turns.length)
+          expect(yield* expectStreamExact(jobScalarsStream, a.accountId)).toBe(jobsPerAccount)
+        }
+        const runs = yield* syncRuns
+        // a skipped row is a refused attempt (the lease still held elsewhere), not a run
+        expectNoOverlappingRuns(runs.filter((r) => r.outcome !== "running" && r.outcome !== "skipped"))
+        expect(runs.filter((r) => r.outcome === "running")).toEqual([])
+        expect(first.child.exitCode).toBeNull()
+        expect(second.child.exitCode).toBeNull()
+      }),
+    300_000
+  )
+})
