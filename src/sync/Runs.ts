@@ -1,5 +1,5 @@
-import { SqlClient, type SqlError, SqlSchema } from "@effect/sql"
-import { Context, Effect, Layer, Schema } from "effect"
+import { SqlClient, type SqlError, SqlSchema, type Statement } from "@effect/sql"
+import { Context, Duration, Effect, Layer, Schema } from "effect"
 import { retryingOnConnectionLoss } from "../db/connectionRetry.js"
 import { rowsOrDie } from "../db/rows.js"
 import type { PassKind } from "./model.js"
@@ -45,7 +45,30 @@ export interface RunsShape {
    * they become `interrupted`.
    */
   readonly closeAbandoned: (accountId: string) => Effect.Effect<number, SqlError.SqlError>
+  /** The run's process is alive: its heartbeat (every `runHeartbeatEvery` while it runs). */
+  readonly beat: (runId: number) => Effect.Effect<void, SqlError.SqlError>
 }
+
+/** How often a running run's process writes its heartbeat. */
+export const runHeartbeatEvery = Duration.seconds(15)
+/** A `running` run whose heartbeat (else its start) is older than this belongs to a process that is gone: six beats missed. */
+export const runGoneAfter = Duration.seconds(90)
+/** Why a read model shows a `running` row as interrupted. */
+export const goneRunError = "its process stopped (no heartbeat for 90 s); the next run of the account resumes the pass"
+
+/**
+ * A run's outcome as read models show it (`r` is the sync_runs row): `running` only while its process beats, else
+ * `interrupted`; the row itself stays until the account's next run closes it (read models never write).
+ */
+export const shownOutcome = (sql: SqlClient.SqlClient): Statement.Fragment =>
+  sql.literal(
+    `CASE WHEN r.outcome = 'running' AND coalesce(r.heartbeat_at, r.started_at) < now() - interval '${Duration.toSeconds(runGoneAfter)} seconds' THEN 'interrupted' ELSE r.outcome END`
+  )
+/** The error a read model shows with `shownOutcome`. */
+export const shownError = (sql: SqlClient.SqlClient): Statement.Fragment =>
+  sql.literal(
+    `CASE WHEN r.outcome = 'running' AND coalesce(r.heartbeat_at, r.started_at) < now() - interval '${Duration.toSeconds(runGoneAfter)} seconds' THEN '${goneRunError.replaceAll("'", "''")}' ELSE r.error END`
+  )
 
 /** One `sync_runs` row per account and stream pass: counts, cost used, throttle waits, outcome. */
 export class Runs extends Context.Tag("account-sync/Runs")<Runs, RunsShape>() {}
@@ -64,7 +87,7 @@ export const RunsLive = Layer.effect(
     const insert = SqlSchema.single({
       Request: Schema.Struct({ accountId: Schema.String, stream: Schema.String, kind: Schema.String }),
       Result: IdRow,
-      execute: ({ accountId, stream, kind }) => sql`INSERT INTO sync_runs (account_id, stream, kind) VALUES (${accountId}, ${stream}, ${kind}) RETURNING id`
+      execute: ({ accountId, stream, kind }) => sql`INSERT INTO sync_runs (account_id, stream, kind, heartbeat_at) VALUES (${accountId}, ${stream}, ${kind}, now()) RETURNING id`
     })
     const close = SqlSchema.findAll({
       Request: Schema.String,
@@ -98,7 +121,8 @@ export const RunsLive = Layer.effect(
           Effect.asVoid(sql`
             INSERT INTO sync_runs (account_id, stream, kind, finished_at, outcome, error)
             VALUES (${accountId}, ${stream}, ${kind}, now(), 'failed', ${error})`),
-        closeAbandoned: (accountId: string) => Effect.map(rowsOrDie(close(accountId)), (rows) => rows.length)
+        closeAbandoned: (accountId: string) => Effect.map(rowsOrDie(close(accountId)), (rows) => rows.length),
+        beat: (runId: number) => Effect.asVoid(sql`UPDATE sync_runs SET heartbeat_at = now() WHERE id = ${runId} AND outcome = 'running'`)
       })
     )
   })
