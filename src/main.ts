@@ -4,6 +4,8 @@ import { SqlError } from "@effect/sql"
 import { Cause, ConfigError, Effect, Exit, Layer, Option, Predicate } from "effect"
 import { config as loadDotenv } from "dotenv"
 import { formatConfigError } from "./config.js"
+import { isConnectionLost } from "./db/connectionRetry.js"
+import { databaseAddress } from "./db/databaseAddress.js"
 import { ExitCodes, ExitWith } from "./cli/ExitCode.js"
 import { LoggingLive } from "./observability/logging.js"
 import { TracingLive } from "./observability/tracing.js"
@@ -65,7 +67,11 @@ function runCli(): void {
 
   /** One line for an expected failure: its message (for a database error, also what the database said). */
   const describeFailure = (error: unknown): string => {
-    if (error instanceof SqlError.SqlError) return `database error: ${error.message}${error.cause instanceof Error ? `: ${error.cause.message}` : ""}`
+    if (error instanceof SqlError.SqlError) {
+      const what = `${error.message}${error.cause instanceof Error ? `: ${error.cause.message}` : ""}`
+      // which database did not answer, by its address (never its password)
+      return isConnectionLost(error) ? `${databaseAddress(process.env.DATABASE_URL, process.env.DATA_DIR ?? "./.data")} does not answer: ${what}` : `database error: ${what}`
+    }
     if (error instanceof Error && error.message.length > 0) return error.message
     return Predicate.hasProperty(error, "_tag") ? String(error._tag) : String(error)
   }

@@ -5,6 +5,7 @@ import { ApiVersionReplaced } from "../api/errors.js"
 import { ServiceClient } from "../api/ServiceClient.js"
 import { AccessTokens } from "../auth/AccessTokens.js"
 import { type Connection, Connections } from "../auth/Connections.js"
+import { isLostConnectionError } from "../db/connectionRetry.js"
 import { DatabaseTopology } from "../db/Database.js"
 import { AccountHealth } from "./AccountHealth.js"
 import { AccountLocks } from "./AccountLocks.js"
@@ -36,6 +37,8 @@ export interface AccountReport {
   readonly outcome: AccountOutcome
   readonly streams: ReadonlyArray<StreamReport>
   readonly message?: string
+  /** The database stopped answering (what failed): the account's run stopped at the stream it was on. */
+  readonly databaseLost?: string
   /** The account failed because the service answered from another API version than the pinned one. */
   readonly apiVersionReplaced?: { readonly pinned: string; readonly answered: string }
 }
@@ -109,7 +112,7 @@ export const SyncRunnerLive = Layer.effect(
       report.outcome === "synced" || report.outcome === "failed"
         ? health
             .record(report.accountId, report.outcome, report.message ?? null)
-            .pipe(Effect.catchAll((e) => Effect.logWarning("could not record the account's run outcome (alerts read it)", e)))
+            .pipe(Effect.catchAll((e) => Effect.logWarning(`could not record the account's run outcome (alerts read it): ${describeError(e)}`)))
         : Effect.void
 
     const runAccount = (account: Connection, streams: ReadonlyArray<AnyStream>, request: RunRequest): Effect.Effect<AccountReport, SqlError.SqlError> =>
@@ -186,6 +189,10 @@ export const SyncRunnerLive = Layer.effect(
           if (classified.outcome === "failed") {
             yield* Effect.logError(`stream ${stream.name} failed: ${report.error}`)
             failed.push(`${stream.name}: ${report.error}`)
+            // the database stopped answering: every later stream would fail the same way, so the account stops here
+            if (isLostConnectionError(classified.failure)) {
+              return { accountId, accountName, outcome: "failed", streams: reports, message: failed.join("; "), databaseLost: report.error ?? "" } satisfies AccountReport
+            }
             // every later query would be answered by the same other version: the account stops here
             const replaced = replacedBy(classified.failure)
             if (replaced.apiVersionReplaced) return { accountId, accountName, outcome: "failed", streams: reports, message: failed.join("; "), ...replaced } satisfies AccountReport
