@@ -192,6 +192,7 @@ export const StreamRunLive = Layer.effect(
               startedAtMs,
               landedBefore,
               pointsPerRow: c.rows > 0 && c.costPoints > 0 ? c.costPoints / c.rows : estimatedPointsPerRow,
+              requestedPointsPerRow: estimatedPointsPerRow,
               ...(expectedRows === undefined ? {} : { expectedRows }),
               ...(stats.bucket === undefined ? {} : { bucket: stats.bucket }),
               ...(done === undefined ? {} : { done })

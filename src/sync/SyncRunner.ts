@@ -10,6 +10,8 @@ import { DatabaseTopology } from "../db/Database.js"
 import { AccountHealth } from "./AccountHealth.js"
 import { AccountLocks } from "./AccountLocks.js"
 import type { Mode } from "./PassPlan.js"
+import { planAccount } from "./accountPlan.js"
+import { Pager } from "./Pager.js"
 import { Progress } from "./Progress.js"
 import { describeError, isRevocation, type Revocation } from "./RunOutcome.js"
 import { Runs } from "./Runs.js"
@@ -103,6 +105,7 @@ export const SyncRunnerLive = Layer.effect(
     const streamRun = yield* StreamRun
     const runs = yield* Runs
     const progress = yield* Progress
+    const pager = yield* Pager
     const settings = yield* SyncSettings
     const singleSession = (yield* DatabaseTopology).singleSession
     const health = yield* AccountHealth
@@ -165,6 +168,7 @@ export const SyncRunnerLive = Layer.effect(
           yield* connections.rename(accountId, accountName)
         }
 
+        if (request.mode === "backfill") yield* planAccount(pager, progress, credentials, streams)
         // a failing stream does not stop the others: each stream is its own collection; only a revoked connection
         // (nothing more can be read) or an interruption ends the account's run early
         const failed: Array<string> = []
@@ -227,6 +231,7 @@ export const SyncRunnerLive = Layer.effect(
         const { run: accounts, notActive } = selectAccounts(known, request.accounts)
         // one account at a time on a single-session database: its statements must never overlap
         const concurrency = singleSession ? 1 : (request.concurrency ?? settings.concurrency)
+        yield* progress.runPlanned({ accounts: accounts.length, concurrency })
         const reports = yield* Effect.forEach(accounts, (a) => Effect.tap(runAccount(a, streams, request), recordHealth), { concurrency })
         return [...reports, ...notActive].sort((a, b) => a.accountId.localeCompare(b.accountId))
       }).pipe(Effect.withSpan("sync.run", { attributes: { mode: request.mode } }))
