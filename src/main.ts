@@ -10,6 +10,7 @@ import { ExitCodes, ExitWith } from "./cli/ExitCode.js"
 import { LoggingLive } from "./observability/logging.js"
 import { TracingLive } from "./observability/tracing.js"
 import { helpFor } from "./cli/help.js"
+import { mistyped } from "./cli/didYouMean.js"
 import { emptyOptionValue } from "./cli/optionChecks.js"
 import { commands, makeRoot } from "./cli/root.js"
 import { demoCommand } from "./demo/command.js"
@@ -53,7 +54,7 @@ function runCli(): void {
     process.stdout.write(`${help}\n`)
     return
   }
-  const empty = emptyOptionValue(args)
+  const empty = emptyOptionValue(args) ?? mistyped(args, Object.entries({ ...commands, ...extra }))
   if (empty !== undefined) {
     process.stderr.write(`${empty.message}\n`)
     process.exitCode = empty.code

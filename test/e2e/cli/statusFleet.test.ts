@@ -150,7 +150,7 @@ layer(TestDatabaseLive, { timeout: 240_000 })("status of a fleet of 1,000 accoun
 
       const bad = yield* status("--stream", "vists")
       expect(bad.code).toBe(2)
-      expect(bad.stderr).toContain("--stream vists: no such stream")
+      expect(bad.stderr).toContain("--stream vists: no such stream; did you mean visits?")
     })
   )
 
