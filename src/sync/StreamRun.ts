@@ -64,6 +64,8 @@ export class StreamRun extends Context.Tag("account-sync/StreamRun")<
 
 /** Ms between two writes of a run's counts to `sync_runs` while it goes (its end writes the final counts). */
 const progressEveryMs = 1000
+/** The wall clock, for what is measured against the database's clock rather than the program's (the run's heartbeat). */
+const realClock = Clock.make()
 
 /**
  * What the progress display shows beside the counts: the rows an earlier run of a resumed pass landed, and the
@@ -338,7 +340,10 @@ export const StreamRunLive = Layer.effect(
           ? pass
           : Effect.scoped(
               Effect.zipRight(
-                Effect.forkScoped(Effect.forever(Effect.delay(runs.beat(runId).pipe(Effect.timeout("10 seconds"), Effect.ignore), runHeartbeatEvery))),
+                // on the real clock: the beat is compared with the database's now(), and a test's clock must not see its sleeps
+                Effect.forkScoped(
+                  Effect.withClock(Effect.forever(Effect.delay(runs.beat(runId).pipe(Effect.timeout("10 seconds"), Effect.ignore), runHeartbeatEvery)), realClock)
+                ),
                 pass
               )
             )
