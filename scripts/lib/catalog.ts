@@ -22,7 +22,7 @@ const cadence = (stream: AnyStream) => (stream.fullPassEvery ? Duration.format(s
 /** The README's table: one row per stream and per child table. */
 export const streamsTable = (streams: ReadonlyArray<AnyStream>): string => {
   const rows = [
-    "| stream / table | key | links | incremental pass | full pass | pts/row | what an incremental pass misses |",
+    "| stream / table | key | links | incremental pass | full pass | pts/row requested | what an incremental pass misses |",
     "| --- | --- | --- | --- | --- | --- | --- |"
   ]
   for (const s of streams) {
