@@ -84,7 +84,8 @@ export const connectionsTable = (connections: ReadonlyArray<Connection>, lastRun
       c.status,
       reasonText(c),
       c.tokenExpiresAt ? relativeTime(c.tokenExpiresAt, view.now) : "-",
-      lastRun ? `${lastRun.stream} ${lastRun.outcome} ${relativeTime(lastRun.startedAt, view.now)}` : "never"
+      // the time first: where the column is cut, the stream and outcome go before it
+      lastRun ? `${relativeTime(lastRun.startedAt, view.now)}: ${lastRun.stream} ${lastRun.outcome}` : "never"
     ]
   })
   return alignedTable([header, ...rows], fit(view, header, { shrink: ["ACCOUNT", "REASON", "LAST RUN"], optional: ["LAST RUN", "TOKEN EXPIRES"] }))
@@ -114,7 +115,9 @@ export const streamsTable = (states: ReadonlyArray<StreamState>, connections: Re
   const rel = (d: Date | null) => (d === null ? null : relativeTime(d, view.now))
   const header = [
     view.wide ? "ACCOUNT / STREAM" : "STREAM",
-    "LAST RUN",
+    "PASS",
+    "OUTCOME",
+    "STARTED",
     "ROWS",
     "WRITTEN",
     "DELETED",
@@ -135,7 +138,9 @@ export const streamsTable = (states: ReadonlyArray<StreamState>, connections: Re
     if (!view.wide && s.lastRun?.error) errors.push(`${label(s.accountId)}: ${s.stream}: ${s.lastRun.error}`)
     rows.push([
       `  ${s.stream}`,
-      s.lastRun ? `${s.lastRun.kind} ${s.lastRun.outcome} ${relativeTime(s.lastRun.startedAt, view.now)}` : "never",
+      s.lastRun?.kind ?? "-",
+      s.lastRun?.outcome ?? "never run",
+      s.lastRun ? relativeTime(s.lastRun.startedAt, view.now) : "-",
       s.lastRun ? count(s.lastRun.rows) : "-",
       s.lastRun ? count(s.lastRun.rowsWritten) : "-",
       s.lastRun ? count(s.lastRun.rowsDeleted) : "-",
@@ -149,8 +154,9 @@ export const streamsTable = (states: ReadonlyArray<StreamState>, connections: Re
   const table = alignedTable(
     rows,
     fit(view, header, {
-      shrink: ["LAST RUN", "IN PROGRESS"],
-      optional: ["LAST FULL PASS", "DELETED", "WRITTEN", "IN PROGRESS"],
+      // the time a run started and its outcome are never cut: the columns that can wait go first
+      shrink: ["IN PROGRESS"],
+      optional: ["LAST FULL PASS", "DELETED", "WRITTEN", "PASS", "IN PROGRESS"],
       right: ["ROWS", "WRITTEN", "DELETED", "POINTS"]
     })
   )

@@ -44,7 +44,8 @@ const seed = Effect.gen(function* () {
       const old = group(i) === "Stale" && stream === "visits"
       const at = new Date(Date.now() - (old ? 10 * 86_400_000 : 5 * 60_000))
       return [{ account_id: `acc-${pad(i)}`, stream, last_full_pass_at: at, data_current_at: at }]
-    })
+    }),
+    240_000
   )
   for (let k = 0; k < checkpoints.length; k += 2000) yield* sql`INSERT INTO sync_checkpoints ${sql.insert(checkpoints.slice(k, k + 2000))}`
   const started = new Date(Date.now() - 5 * 60_000)
@@ -69,7 +70,8 @@ const seed = Effect.gen(function* () {
           heartbeat_at: going ? new Date(Date.now() - (i === 973 ? 0 : 10 * 60_000)) : null
         }
       ]
-    })
+    }),
+    240_000
   )
   for (let k = 0; k < runs.length; k += 2000) yield* sql`INSERT INTO sync_runs ${sql.insert(runs.slice(k, k + 2000))}`
   // a sync that found accounts 1-3 held elsewhere, after their runs: says nothing of their streams
@@ -98,9 +100,17 @@ layer(TestDatabaseLive, { timeout: 240_000 })("status of a fleet of 1,000 accoun
       expect(names.slice(0, 10).every((n) => n.startsWith("Failing"))).toBe(true)
       expect(names.slice(10, 25).every((n) => n.startsWith("Revoked"))).toBe(true)
       expect(names.slice(25, 37).every((n) => n.startsWith("Stale"))).toBe(true)
-      expect(table.find((l) => l.startsWith("Failing 0951"))).toMatch(/failing\s+5 min ago\s+failed: jobs \(boom 0951\)/)
+      expect(table.find((l) => l.startsWith("Failing 0951"))).toMatch(/failing\s+\d+ min ago\s+failed: jobs \(boom 0951\)/)
       expect(screen.lines.some((l) => /^… [\d,]+ more: .*950 active \(--all lists them\)$/.test(l))).toBe(true)
-    })
+
+      // one account in full at 80 columns: nothing wraps, and each stream's outcome and when it ran are whole
+      const one = yield* Effect.promise(() => runOnTerminal(`${command} --account 'Failing 0951'`, 80, 50, { ...process.env, ...env, LOG_FORMAT: "json", FORCE_COLOR: "0" }))
+      const detail = yield* Effect.promise(() => render(one, 80, 50))
+      expect(detail.wrapped, detail.lines.join("\n")).toEqual([])
+      expect(detail.lines.filter((l) => /^ {2}\w+\s+full\s+(succeeded|failed)\s+\d+ min ago\s+10\s/.test(l)), detail.lines.join("\n")).toHaveLength(9)
+      expect(detail.lines.some((l) => /^ {2}jobs\s+full\s+failed\s+\d+ min ago/.test(l))).toBe(true)
+    }),
+    240_000
   )
 
   it.effect("--failing, --stale, --account and --stream each find what they say; --all lists every account", () =>
@@ -131,14 +141,14 @@ layer(TestDatabaseLive, { timeout: 240_000 })("status of a fleet of 1,000 accoun
       // one account: shown in full, every stream; the skipped sync after its runs is not its streams' latest run
       const one = yield* status("--account", "healthy 0002")
       expect(one.stdout).toContain("1 account match --account healthy 0002")
-      expect(lines(one.stdout).filter((l) => /^ {2}\w+\s+full succeeded/.test(l))).toHaveLength(9)
+      expect(lines(one.stdout).filter((l) => /^ {2}\w+\s+full\s+succeeded/.test(l))).toHaveLength(9)
       expect(one.stdout).not.toContain("skipped")
       expect(one.stdout).not.toContain("errors of the latest runs")
 
       // a backfill whose process is gone is interrupted, the one that beats is running
       const backfills = yield* status("--account", "acc-0973", "--account", "acc-0974", "--stream", "clients")
-      expect(backfills.stdout).toMatch(/ {2}clients\s+full running/)
-      expect(backfills.stdout).toMatch(/ {2}clients\s+full interrupted/)
+      expect(backfills.stdout).toMatch(/ {2}clients\s+full\s+running/)
+      expect(backfills.stdout).toMatch(/ {2}clients\s+full\s+interrupted/)
 
       const every = yield* status("--all")
       expect(accountsOf(every.stdout)).toHaveLength(1000)
@@ -151,7 +161,8 @@ layer(TestDatabaseLive, { timeout: 240_000 })("status of a fleet of 1,000 accoun
       const bad = yield* status("--stream", "vists")
       expect(bad.code).toBe(2)
       expect(bad.stderr).toContain("--stream vists: no such stream; did you mean visits?")
-    })
+    }),
+    240_000
   )
 
   it.effect("--runs: the run history, newest first, within a screen; --failing keeps failed runs; --json", () =>
@@ -172,6 +183,7 @@ layer(TestDatabaseLive, { timeout: 240_000 })("status of a fleet of 1,000 accoun
 
       const json = JSON.parse((yield* runCli(["status", "--runs", "--account", "Backfilling 0974", "--json"], env)).stdout)
       expect(json.map((r: { stream: string; outcome: string }) => `${r.stream} ${r.outcome}`).sort()).toEqual(["clients interrupted", "products succeeded", "users succeeded"])
-    })
+    }),
+    240_000
   )
 })
