@@ -20,6 +20,19 @@ interface Finding {
 }
 
 const found = (ok: boolean, what: string, detail: string): Finding => ({ ok, what, detail })
+
+/** `use` with a connection of its own to `url`, closed afterwards; every statement bounded by the check's timeout. */
+const withClient = <A>(url: string, use: (client: pg.Client) => Promise<A>) =>
+  Effect.tryPromise(async () => {
+    const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: timeoutMs, query_timeout: timeoutMs })
+    client.on("error", () => {})
+    await client.connect()
+    try {
+      return await use(client)
+    } finally {
+      await client.end()
+    }
+  })
 const timeoutMs = 5_000
 const neededNode = 24
 
@@ -47,24 +60,17 @@ const postgres = Effect.gen(function* () {
   const where = databaseAddress(database.url, database.dataDir)
   if (Option.isNone(database.url)) return [found(true, "Postgres", `${where} (no DATABASE_URL; one process at a time)`)]
   const url = Redacted.value(database.url.value)
-  const answer = yield* Effect.tryPromise(async () => {
-    const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: timeoutMs, query_timeout: timeoutMs })
-    client.on("error", () => {})
-    await client.connect()
-    try {
-      const { rows } = await client.query<{ role: string; version: string; schema_exists: boolean; can_create: boolean; migrated: boolean; query_role: boolean }>(
-        `SELECT current_user AS role, split_part(version(), ' ', 2) AS version,
-           EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1) AS schema_exists,
-           CASE WHEN EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1) THEN has_schema_privilege($1, 'CREATE')
-                ELSE has_database_privilege(current_database(), 'CREATE') END AS can_create,
-           to_regclass(quote_ident($1) || '.connections') IS NOT NULL AS migrated,
-           EXISTS (SELECT 1 FROM pg_roles WHERE rolname = $2) AS query_role`,
-        [database.schema, queryRoleOf(database.schema)]
-      )
-      return rows[0]!
-    } finally {
-      await client.end()
-    }
+  const answer = yield* withClient(url, async (client) => {
+    const { rows } = await client.query<{ role: string; version: string; schema_exists: boolean; can_create: boolean; migrated: boolean; query_role: boolean }>(
+      `SELECT current_user AS role, split_part(version(), ' ', 2) AS version,
+         EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1) AS schema_exists,
+         CASE WHEN EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1) THEN has_schema_privilege($1, 'CREATE')
+              ELSE has_database_privilege(current_database(), 'CREATE') END AS can_create,
+         to_regclass(quote_ident($1) || '.connections') IS NOT NULL AS migrated,
+         EXISTS (SELECT 1 FROM pg_roles WHERE rolname = $2) AS query_role`,
+      [database.schema, queryRoleOf(database.schema)]
+    )
+    return rows[0]!
   }).pipe(Effect.either)
   if (Either.isLeft(answer)) {
     const cause = answer.left.error
@@ -96,18 +102,11 @@ const tokenKey = Effect.gen(function* () {
   const id = keyIdOf(key.right.value)
   if (Option.isNone(database.url)) return found(true, "token key", `key id ${id}`)
   const url = Redacted.value(database.url.value)
-  const recorded = yield* Effect.tryPromise(async () => {
-    const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: timeoutMs, query_timeout: timeoutMs })
-    client.on("error", () => {})
-    await client.connect()
-    try {
-      const exists = await client.query<{ t: string | null }>("SELECT to_regclass(quote_ident($1) || '.token_keys')::text AS t", [database.schema])
-      if (exists.rows[0]?.t == null) return undefined
-      const { rows } = await client.query<{ key_id: string; check_value: Buffer }>(`SELECT key_id, check_value FROM ${exists.rows[0].t}`)
-      return rows[0]
-    } finally {
-      await client.end()
-    }
+  const recorded = yield* withClient(url, async (client) => {
+    const exists = await client.query<{ t: string | null }>("SELECT to_regclass(quote_ident($1) || '.token_keys')::text AS t", [database.schema])
+    if (exists.rows[0]?.t == null) return undefined
+    const { rows } = await client.query<{ key_id: string; check_value: Buffer }>(`SELECT key_id, check_value FROM ${exists.rows[0].t}`)
+    return rows[0]
   }).pipe(Effect.orElseSucceed(() => undefined))
   if (recorded === undefined) return found(true, "token key", `key id ${id}; no tokens recorded yet`)
   const fits = recorded.key_id === id && Buffer.compare(Buffer.from(recorded.check_value), checkValueOf(key.right.value)) === 0

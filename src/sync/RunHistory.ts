@@ -2,22 +2,14 @@ import { SqlClient, type SqlError, SqlSchema } from "@effect/sql"
 import { Context, Effect, Layer, Schema } from "effect"
 import { rowsOrDie } from "../db/rows.js"
 import { shownError, shownOutcome } from "./Runs.js"
+import type { StreamRunStatus } from "./StreamStatus.js"
 
 /** One row of `sync_runs` as `status --runs` shows it (a run whose process is gone: interrupted). */
-export interface PastRun {
+export interface PastRun extends Omit<StreamRunStatus, "overheadPoints"> {
   readonly id: number
   readonly accountId: string
   readonly stream: string
-  readonly kind: string
-  readonly outcome: string
-  readonly startedAt: Date
-  readonly finishedAt: Date | null
-  readonly rows: number
-  readonly rowsWritten: number
-  readonly rowsDeleted: number
-  readonly costPoints: number
   readonly throttleWaitMs: number
-  readonly error: string | null
 }
 
 /** Which runs: of these accounts and streams (none: all), only failed ones, the newest `limit`. */
