@@ -4,10 +4,13 @@ import { SqlError } from "@effect/sql"
 import { Cause, ConfigError, Effect, Exit, Layer, Option, Predicate } from "effect"
 import { config as loadDotenv } from "dotenv"
 import { formatConfigError } from "./config.js"
+import { isConnectionLost } from "./db/connectionRetry.js"
+import { databaseAddress } from "./db/databaseAddress.js"
 import { ExitCodes, ExitWith } from "./cli/ExitCode.js"
 import { LoggingLive } from "./observability/logging.js"
 import { TracingLive } from "./observability/tracing.js"
 import { helpFor } from "./cli/help.js"
+import { mistyped } from "./cli/didYouMean.js"
 import { emptyOptionValue } from "./cli/optionChecks.js"
 import { commands, makeRoot } from "./cli/root.js"
 import { demoCommand } from "./demo/command.js"
@@ -51,7 +54,7 @@ function runCli(): void {
     process.stdout.write(`${help}\n`)
     return
   }
-  const empty = emptyOptionValue(args)
+  const empty = emptyOptionValue(args) ?? mistyped(args, Object.entries({ ...commands, ...extra }))
   if (empty !== undefined) {
     process.stderr.write(`${empty.message}\n`)
     process.exitCode = empty.code
@@ -65,7 +68,11 @@ function runCli(): void {
 
   /** One line for an expected failure: its message (for a database error, also what the database said). */
   const describeFailure = (error: unknown): string => {
-    if (error instanceof SqlError.SqlError) return `database error: ${error.message}${error.cause instanceof Error ? `: ${error.cause.message}` : ""}`
+    if (error instanceof SqlError.SqlError) {
+      const what = `${error.message}${error.cause instanceof Error ? `: ${error.cause.message}` : ""}`
+      // which database did not answer, by its address (never its password)
+      return isConnectionLost(error) ? `${databaseAddress(process.env.DATABASE_URL, process.env.DATA_DIR ?? "./.data")} does not answer: ${what}` : `database error: ${what}`
+    }
     if (error instanceof Error && error.message.length > 0) return error.message
     return Predicate.hasProperty(error, "_tag") ? String(error._tag) : String(error)
   }

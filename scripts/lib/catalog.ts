@@ -22,7 +22,7 @@ const cadence = (stream: AnyStream) => (stream.fullPassEvery ? Duration.format(s
 /** The README's table: one row per stream and per child table. */
 export const streamsTable = (streams: ReadonlyArray<AnyStream>): string => {
   const rows = [
-    "| stream / table | key | links | incremental pass | full pass | pts/row | what an incremental pass misses |",
+    "| stream / table | key | links | incremental pass | full pass | pts/row requested | what an incremental pass misses |",
     "| --- | --- | --- | --- | --- | --- | --- |"
   ]
   for (const s of streams) {
@@ -51,10 +51,10 @@ const bookkeeping = [
 const columnEntry = (c: Column, schema: string) => ({
   name: c.column,
   ...(describe(c.description) ? { description: describe(c.description) } : {}),
-  ...(c.nullable || !c.selected ? {} : { tests: ["not_null"] }),
+  ...(c.nullable || !c.selected ? {} : { data_tests: ["not_null"] }),
   ...(c.link !== undefined && c.selected
     ? {
-        tests: [
+        data_tests: [
           ...(c.nullable ? [] : ["not_null"]),
           // rows land in any order and a link may point at a record deleted since: a dangling link warns
           { relationships: { to: `source('${schema}', '${c.link}')`, field: "id", config: { severity: "warn" } } }
@@ -67,13 +67,13 @@ const tableEntry = (name: string, description: string, keyColumns: ReadonlyArray
   name,
   description,
   columns: [
-    { name: "account_id", description: "The connected account the row belongs to.", tests: ["not_null"] },
-    { name: "id", description: "The record's id at the service.", tests: ["not_null"] },
+    { name: "account_id", description: "The connected account the row belongs to.", data_tests: ["not_null"] },
+    { name: "id", description: "The record's id at the service.", data_tests: ["not_null"] },
     ...extra,
     ...columns.map((c) => columnEntry(c, schema)),
     ...bookkeeping
   ],
-  tests: [{ unique: { column_name: `(${keyColumns.join(" || '/' || ")})` } }]
+  data_tests: [{ unique: { column_name: `(${keyColumns.join(" || '/' || ")})` } }]
 })
 
 /** A dbt `warn_after`/`error_after` in whole minutes. */
@@ -101,7 +101,7 @@ const freshnessSource = (streams: ReadonlyArray<AnyStream>, staleAfter: (stream:
       filter: `stream = '${s.name}'`
     },
     columns: [
-      { name: "stream", description: "The stream.", tests: ["not_null"] },
+      { name: "stream", description: "The stream.", data_tests: ["not_null"] },
       { name: "data_current_at", description: "Every active account's data of the stream was known current at this time (the stalest account's; one that never finished a pass counts from when it connected)." },
       { name: "accounts", description: "Active accounts counted." }
     ]
@@ -126,7 +126,7 @@ export const dbtSources = (
       const parent = {
         name: c.parentColumn,
         description: `The ${s.nodeType} the line item belongs to.`,
-        tests: ["not_null", { relationships: { to: `source('${schema}', '${s.table}')`, field: "id" } }]
+        data_tests: ["not_null", { relationships: { to: `source('${schema}', '${s.table}')`, field: "id" } }]
       }
       const keyColumns = c.keyedByParent ? ["account_id", c.parentColumn, "id"] : ["account_id", "id"]
       tables.push(tableEntry(c.table, describe(typeDescription(c.nodeType)) ?? c.nodeType, keyColumns, c.columns, schema, [parent]))
@@ -146,9 +146,9 @@ export const dbtSources = (
             name: "connections",
             description: "One row per connected account: its name and status. Every table's account_id is one of these.",
             columns: [
-              { name: "account_id", description: "The account's id at the service.", tests: ["not_null", "unique"] },
-              { name: "account_name", description: "The account's name, as the service last gave it.", tests: ["not_null"] },
-              { name: "status", description: "active (synced), revoked (reconnect it) or disconnected.", tests: [{ accepted_values: { values: ["active", "revoked", "disconnected"] } }] }
+              { name: "account_id", description: "The account's id at the service.", data_tests: ["not_null", "unique"] },
+              { name: "account_name", description: "The account's name, as the service last gave it.", data_tests: ["not_null"] },
+              { name: "status", description: "active (synced), revoked (reconnect it) or disconnected.", data_tests: [{ accepted_values: { values: ["active", "revoked", "disconnected"] } }] }
             ]
           },
           ...tables,
@@ -156,19 +156,19 @@ export const dbtSources = (
             name: "custom_fields",
             description: "The custom fields of clients, invoices, jobs, properties, quotes and users, replaced with their parent.",
             columns: [
-              { name: "account_id", description: "The connected account the row belongs to.", tests: ["not_null"] },
-              { name: "parent_type", description: "The type of the record the field is on: Client, Invoice, Job, Property, Quote or User.", tests: ["not_null"] },
-              { name: "parent_id", description: "The id of the record the field is on (clients.id, jobs.id, ...).", tests: ["not_null"] },
-              { name: "field_key", description: "The field's id, or its label when it has none: unique per record.", tests: ["not_null"] },
+              { name: "account_id", description: "The connected account the row belongs to.", data_tests: ["not_null"] },
+              { name: "parent_type", description: "The type of the record the field is on: Client, Invoice, Job, Property, Quote or User.", data_tests: ["not_null"] },
+              { name: "parent_id", description: "The id of the record the field is on (clients.id, jobs.id, ...).", data_tests: ["not_null"] },
+              { name: "field_key", description: "The field's id, or its label when it has none: unique per record.", data_tests: ["not_null"] },
               { name: "field_id", description: "The identifier of the custom field." },
-              { name: "label", description: "The label of the custom field.", tests: ["not_null"] },
-              { name: "kind", description: "The kind of value: CustomFieldArea, CustomFieldBoolean, CustomFieldLink, CustomFieldNumber, CustomFieldSelect or CustomFieldText.", tests: ["not_null"] },
+              { name: "label", description: "The label of the custom field.", data_tests: ["not_null"] },
+              { name: "kind", description: "The kind of value: CustomFieldArea, CustomFieldBoolean, CustomFieldLink, CustomFieldNumber, CustomFieldSelect or CustomFieldText.", data_tests: ["not_null"] },
               { name: "unit", description: "The unit of an area or a number." },
               { name: "value_text", description: "The value as text." },
               { name: "value", description: "The value as JSON: a string, number or boolean; {text, url} for a link; {length, width} for an area." },
               ...bookkeeping
             ],
-            tests: [{ unique: { column_name: "(account_id || '/' || parent_type || '/' || parent_id || '/' || field_key)" } }]
+            data_tests: [{ unique: { column_name: "(account_id || '/' || parent_type || '/' || parent_id || '/' || field_key)" } }]
           },
           {
             name: "sync_runs",

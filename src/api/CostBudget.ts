@@ -9,7 +9,10 @@ import type { QueryCost } from "./errors.js"
 export interface BudgetStats {
   /** Sum of `actualQueryCost` of answered queries. */
   readonly pointsUsed: number
-  /** Time spent waiting for the bucket to refill, before queries and after THROTTLED answers. */
+  /**
+   * Time during which the account's queries waited for the bucket to refill (before queries and after THROTTLED
+   * answers): queries waiting at once (a page fetched ahead) count once, so it never exceeds the time that passed.
+   */
   readonly waitedMs: number
   /** THROTTLED answers received (the goal is zero in steady state). */
   readonly throttled: number
@@ -30,9 +33,11 @@ interface AccountState {
   /** Per operation: last requestedQueryCost seen / our static estimate for the same variables. */
   readonly corrections: ReadonlyMap<string, number>
   readonly stats: BudgetStats
+  /** Until when a query is known to wait (Clock ms): a wait that overlaps this adds only what lies beyond it. */
+  readonly waitedUntil: number
 }
 
-const emptyState: AccountState = { bucket: undefined, corrections: new Map(), stats: { pointsUsed: 0, waitedMs: 0, throttled: 0 } }
+const emptyState: AccountState = { bucket: undefined, corrections: new Map(), stats: { pointsUsed: 0, waitedMs: 0, throttled: 0 }, waitedUntil: 0 }
 
 export interface CostBudgetShape {
   /** The cost the service will most likely request for this query (static rule, corrected by what it last requested). */
@@ -150,10 +155,12 @@ export const makeCostBudget = Effect.gen(function* () {
         const need = Math.min(cost, bucket.maximum)
         const after = availableAt(bucket, now) - need
         const wait = after >= 0 ? 0 : Math.ceil((-after / bucket.restoreRate) * 1000)
+        const until = now + wait
         const next: AccountState = {
           ...s,
           bucket: { ...bucket, available: after, at: now },
-          stats: { ...s.stats, waitedMs: s.stats.waitedMs + wait }
+          stats: { ...s.stats, waitedMs: s.stats.waitedMs + Math.max(0, until - Math.max(now, s.waitedUntil)) },
+          waitedUntil: Math.max(s.waitedUntil, until)
         }
         return [wait, next] as const
       })

@@ -1,5 +1,6 @@
 import type { Connection } from "../auth/Connections.js"
 import { ExitCodes, ExitWith } from "./ExitCode.js"
+import { suggestion } from "./didYouMean.js"
 import { safe } from "./output/text.js"
 
 /** How many connected accounts an error lists before "and N more". */
@@ -45,5 +46,5 @@ export const checkStreams = (flag: string, given: ReadonlyArray<string>, known: 
   const unknown = given.find((name) => !known.includes(name))
   return unknown === undefined
     ? undefined
-    : new ExitWith({ code: ExitCodes.usage, message: safe(`${flag} ${unknown}: no such stream; the streams are ${known.join(", ")}`) })
+    : new ExitWith({ code: ExitCodes.usage, message: safe(`${flag} ${unknown}: no such stream${suggestion(unknown, known)} the streams are ${known.join(", ")}`) })
 }

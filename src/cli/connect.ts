@@ -109,7 +109,7 @@ const pageText = (html: string) => {
  * client id) answers with an error page instead of a login or a redirect, and `connect` says so at once instead of
  * waiting out its timeout. Any other answer (a login page, a redirect), or no answer, lets the flow go on.
  */
-const refusalOfAuthorization = (authorizationUrl: string, redirectUri: string) =>
+export const refusalOfAuthorization = (authorizationUrl: string, redirectUri: string) =>
   Effect.gen(function* () {
     const probe = new URL(authorizationUrl)
     probe.searchParams.set("state", newState())

@@ -112,6 +112,16 @@ const parse = (command: Command.Command<any, any, any, any>): Parsed => {
   return { options, args }
 }
 
+/** The long option names a command takes (`--account`), its own and the ones every command gets. */
+export const optionNamesOf = (command: Command.Command<any, any, any, any>): ReadonlyArray<string> => [
+  ...parse(command).options.flatMap((o) => o.name.split(/[\s,()]+/).filter((w) => w.startsWith("--"))),
+  "--help",
+  "--log-level",
+  "--completions",
+  "--wizard",
+  "--version"
+]
+
 const usageOf = (entry: Entry, kind: "option" | "arg") => {
   const name = kind === "arg" ? `<${entry.name.replace(/^<|>$/g, "")}>` : entry.name
   return `${entry.optional ? `[${name}]` : name}${entry.repeatable ? "..." : ""}`

@@ -2,6 +2,7 @@ import { Command } from "@effect/cli"
 import { backfillCommand } from "./backfill.js"
 import { connectCommand } from "./connect.js"
 import { disconnectCommand } from "./disconnect.js"
+import { doctorCommand } from "./doctor.js"
 import { emulatorCommand } from "./emulator.js"
 import { grantReaderCommand } from "./grantReader.js"
 import { migrateCommand } from "./migrate.js"
@@ -27,7 +28,8 @@ export const commands = {
   "grant-reader": grantReaderCommand,
   webhooks: webhooksCommand,
   schema: schemaCommand,
-  emulator: emulatorCommand
+  emulator: emulatorCommand,
+  doctor: doctorCommand
 } as const
 
 /**

@@ -1,6 +1,8 @@
 import { Options } from "@effect/cli"
 import { Clock, Effect, Option } from "effect"
 import { Connections } from "../auth/Connections.js"
+import { DatabaseConfig } from "../config.js"
+import { databaseAddress } from "../db/databaseAddress.js"
 import { Alerts } from "../observability/AlertWebhook.js"
 import { withMetricsFile } from "../observability/prometheus.js"
 import type { Mode } from "../sync/PassPlan.js"
@@ -79,8 +81,10 @@ export const runAndReport = (mode: Mode, args: RunArgs, extra: Partial<RunReques
         })
         const durationMs = (yield* Clock.currentTimeMillis) - startedAt
         yield* (yield* Alerts).check
+        const database = yield* DatabaseConfig
         yield* reportAndExit(reports, {
           mode,
+          database: databaseAddress(database.url, database.dataDir),
           durationMs,
           startedAt: new Date(startedAt),
           json: args.json,

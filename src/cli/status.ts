@@ -11,7 +11,13 @@ import { count, cutToWidth, safe } from "./output/text.js"
 import { relativeTime } from "./output/time.js"
 import { withHelp } from "./help.js"
 import { namesAreUnique } from "./summary.js"
-import { alignedTable, type TableRow, terminalTableWidth } from "./table.js"
+import { alignedTable, type TableRow, terminalScreenLines, terminalTableWidth } from "./table.js"
+import { checkStreams, resolveAccounts } from "./accountSelection.js"
+import { ExitWith } from "./ExitCode.js"
+import { fleetAccountJson, fleetLines, runJson, runsTable, summaryJson, summaryLine } from "./statusFleet.js"
+import { fleetAccounts, type FleetFilter } from "../sync/FleetView.js"
+import { RunHistory, RunHistoryLive } from "../sync/RunHistory.js"
+import { streamNames } from "../sync/streams/index.js"
 import { type Connection, listConnections } from "../auth/Connections.js"
 import { type AccountEvents, EventQueue, EventQueueLive, type UnmatchedAccount } from "../events/EventQueue.js"
 import { type AccountLastRun, lastRunsByAccount, type StreamState, StreamStatus, StreamStatusLive } from "../sync/StreamStatus.js"
@@ -78,7 +84,8 @@ export const connectionsTable = (connections: ReadonlyArray<Connection>, lastRun
       c.status,
       reasonText(c),
       c.tokenExpiresAt ? relativeTime(c.tokenExpiresAt, view.now) : "-",
-      lastRun ? `${lastRun.stream} ${lastRun.outcome} ${relativeTime(lastRun.startedAt, view.now)}` : "never"
+      // the time first: where the column is cut, the stream and outcome go before it
+      lastRun ? `${relativeTime(lastRun.startedAt, view.now)}: ${lastRun.stream} ${lastRun.outcome}` : "never"
     ]
   })
   return alignedTable([header, ...rows], fit(view, header, { shrink: ["ACCOUNT", "REASON", "LAST RUN"], optional: ["LAST RUN", "TOKEN EXPIRES"] }))
@@ -108,7 +115,9 @@ export const streamsTable = (states: ReadonlyArray<StreamState>, connections: Re
   const rel = (d: Date | null) => (d === null ? null : relativeTime(d, view.now))
   const header = [
     view.wide ? "ACCOUNT / STREAM" : "STREAM",
-    "LAST RUN",
+    "PASS",
+    "OUTCOME",
+    "STARTED",
     "ROWS",
     "WRITTEN",
     "DELETED",
@@ -129,7 +138,9 @@ export const streamsTable = (states: ReadonlyArray<StreamState>, connections: Re
     if (!view.wide && s.lastRun?.error) errors.push(`${label(s.accountId)}: ${s.stream}: ${s.lastRun.error}`)
     rows.push([
       `  ${s.stream}`,
-      s.lastRun ? `${s.lastRun.kind} ${s.lastRun.outcome} ${relativeTime(s.lastRun.startedAt, view.now)}` : "never",
+      s.lastRun?.kind ?? "-",
+      s.lastRun?.outcome ?? "never run",
+      s.lastRun ? relativeTime(s.lastRun.startedAt, view.now) : "-",
       s.lastRun ? count(s.lastRun.rows) : "-",
       s.lastRun ? count(s.lastRun.rowsWritten) : "-",
       s.lastRun ? count(s.lastRun.rowsDeleted) : "-",
@@ -143,8 +154,9 @@ export const streamsTable = (states: ReadonlyArray<StreamState>, connections: Re
   const table = alignedTable(
     rows,
     fit(view, header, {
-      shrink: ["LAST RUN", "IN PROGRESS"],
-      optional: ["LAST FULL PASS", "DELETED", "WRITTEN", "IN PROGRESS"],
+      // the time a run started and its outcome are never cut: the columns that can wait go first
+      shrink: ["IN PROGRESS"],
+      optional: ["LAST FULL PASS", "DELETED", "WRITTEN", "PASS", "IN PROGRESS"],
       right: ["ROWS", "WRITTEN", "DELETED", "POINTS"]
     })
   )
@@ -290,58 +302,147 @@ export const staleLines = (streams: ReadonlyArray<StreamFreshness>): string =>
 
 const json = Options.boolean("json").pipe(Options.withDescription("Print everything as JSON, with ids and absolute times"))
 const wide = Options.boolean("wide").pipe(Options.withDescription("Print ids and every column (points, high-water mark, errors), however wide"))
+const failing = Options.boolean("failing").pipe(Options.withDescription("Only accounts with a stream whose latest run failed (with --runs: only failed runs)"))
+const stale = Options.boolean("stale").pipe(Options.withDescription("Only accounts with a stream not current within its cadence"))
+const accountsOption = Options.text("account").pipe(
+  Options.withPseudoName("ID|NAME"),
+  Options.withDescription("Only this account, by id or name (repeatable)"),
+  Options.repeated
+)
+const streamsOption = Options.text("stream").pipe(
+  Options.withPseudoName("NAME"),
+  Options.withDescription(`Only this stream (repeatable): ${streamNames.join(", ")}; accounts are judged by these streams alone`),
+  Options.repeated
+)
+const runsOption = Options.boolean("runs").pipe(Options.withDescription("The run history (sync_runs), newest first, instead of where things stand"))
+const allOption = Options.boolean("all").pipe(Options.withDescription("Every account (or run), however many screens it takes"))
+const detailOption = Options.boolean("detail").pipe(Options.withDescription("Every stream of every account shown, however many lines (the view of a few accounts)"))
 
 /** What `status` reads: the database alone (no service settings, no token key: it decrypts nothing). */
-const StatusLayer = Layer.mergeAll(StreamStatusLive, HealthLive, QueueStatusLive).pipe(
+const StatusLayer = Layer.mergeAll(StreamStatusLive, HealthLive, QueueStatusLive, RunHistoryLive).pipe(
   Layer.provideMerge(Layer.mergeAll(AccountHealthLive, CheckpointsLive, ApiVersionLogLive, EventQueueLive)),
   Layer.provideMerge(SyncSettings.layer),
   Layer.provideMerge(DatabaseLayer),
   Layer.provideMerge(settingsFirst(SyncSettingsConfig, GraphqlVersionConfig))
 )
 
-export const statusCommand = withHelp(Command.make("status", { json, wide }, ({ json, wide }) =>
+/** Lines a view of `accounts` with every stream takes: a connection line, a caption and the streams each, the rest. */
+const detailedLines = (accounts: number, streams: number) => accounts * (streams + 2) + 8
+
+const statusArgs = { json, wide, failing, stale, accounts: accountsOption, streams: streamsOption, runs: runsOption, all: allOption, detail: detailOption }
+
+export const statusCommand = withHelp(Command.make("status", statusArgs, (args) =>
   Effect.gen(function* () {
+    const badStream = checkStreams("--stream", args.streams, streamNames)
+    if (badStream !== undefined) return yield* badStream
     const all = yield* listConnections
+    const resolved = resolveAccounts("--account", args.accounts, all)
+    if (resolved instanceof ExitWith) return yield* resolved
     const settings = yield* SyncSettings
-    const streams = yield* (yield* StreamStatus).list(settings.streams.catalog)
+    const now = yield* Clock.currentTimeMillis
+    const view: StatusView = { now, wide: args.wide, maxWidth: terminalTableWidth() }
+    const screen = terminalScreenLines()
+    const states = yield* (yield* StreamStatus).list(settings.streams.catalog)
+    const health = yield* (yield* Health).snapshot
+    const filter: FleetFilter = { accounts: resolved, streams: args.streams, failing: args.failing, stale: args.stale }
+    // the summary counts the whole fleet (over the streams asked for); the filters choose what is listed
+    const fleet = fleetAccounts(all, states, health.streams, { ...filter, accounts: [], failing: false, stale: false })
+    const shown = fleetAccounts(all, states, health.streams, filter)
+    const filtered = resolved.length > 0 || args.failing || args.stale
+    if (args.runs) {
+      // --failing picks failed runs (of any account, recovered or not); --account and --stale pick accounts
+      const accountIds = resolved.length > 0 || args.stale ? fleetAccounts(all, states, health.streams, { ...filter, failing: false }).map((a) => a.connection.accountId) : undefined
+      return yield* printRuns(args, accountIds, all, view, screen)
+    }
+
+    const ids = new Set(shown.map((a) => a.connection.accountId))
+    const connections = all.filter((c) => ids.has(c.accountId))
+    const streams = states.filter((s) => ids.has(s.accountId) && (args.streams.length === 0 || args.streams.includes(s.stream)))
     const lastRuns = lastRunsByAccount(streams)
     const queue = yield* EventQueue
-    const events = yield* queue.status()
+    const events = (yield* queue.status()).filter((e) => ids.has(e.accountId))
     const unmatched = yield* queue.unmatched()
-    const jobs = yield* (yield* QueueStatus).read
-    const health = yield* (yield* Health).snapshot
-    if (json) {
-      const freshness = (accountId: string, stream: string) => health.streams.find((f) => f.accountId === accountId && f.stream === stream)
-      const connections = all.map((c) => ({
-        ...connectionJson(c, lastRuns.get(c.accountId)),
-        streams: streams
-          .filter((s) => s.accountId === c.accountId)
-          .map((s) => {
-            const f = freshness(c.accountId, s.stream)
-            return { ...streamJson(s), dataCurrentAt: iso(f?.currentAt ?? null), stale: f?.stale ?? false }
-          }),
-        events: eventsJson(events.find((e) => e.accountId === c.accountId))
-      }))
+    const jobs = Option.getOrUndefined(yield* (yield* QueueStatus).read)
+    const freshness = health.streams.filter((f) => ids.has(f.accountId) && (args.streams.length === 0 || args.streams.includes(f.stream)))
+    if (args.json) {
+      const byStream = new Map(freshness.map((f) => [`${f.accountId}\u0000${f.stream}`, f]))
+      const freshnessOf = (accountId: string, stream: string) => byStream.get(`${accountId}\u0000${stream}`)
+      const connectionsJson = shown.map((a) => {
+        const c = a.connection
+        return {
+          ...connectionJson(c, lastRuns.get(c.accountId)),
+          ...fleetAccountJson(a),
+          streams: streams
+            .filter((s) => s.accountId === c.accountId)
+            .map((s) => {
+              const f = freshnessOf(c.accountId, s.stream)
+              return { ...streamJson(s), dataCurrentAt: iso(f?.currentAt ?? null), stale: f?.stale ?? false }
+            }),
+          events: eventsJson(events.find((e) => e.accountId === c.accountId))
+        }
+      })
       const unmatchedEvents = unmatched.map((u) => ({ ...u, lastReceivedAt: u.lastReceivedAt.toISOString() }))
+      const queueShown = jobs === undefined ? null : queueJson({ ...jobs, accounts: jobs.accounts.filter((a) => ids.has(a.accountId)) })
       return yield* Console.log(
-        JSON.stringify({ apiVersion: apiVersionJson(health.apiVersion), connections, unmatchedEvents, queue: Option.isSome(jobs) ? queueJson(jobs.value) : null }, null, 2)
+        JSON.stringify({ summary: summaryJson(fleet, jobs), apiVersion: apiVersionJson(health.apiVersion), connections: connectionsJson, unmatchedEvents, queue: queueShown }, null, 2)
       )
     }
-    const view: StatusView = { now: yield* Clock.currentTimeMillis, wide, maxWidth: terminalTableWidth() }
-    yield* Console.log(connectionsTable(all, lastRuns, view))
-    if (streams.length > 0) yield* Console.log(`\n${streamsTable(streams, all, view)}`)
-    const deletions = deletionLines(streams, all, view)
+
+    const summary = summaryLine(fleet, jobs, args.wide ? Number.POSITIVE_INFINITY : view.maxWidth)
+    yield* Console.log(summary)
+    if (filtered) yield* Console.log(`${count(shown.length)} account${shown.length === 1 ? "" : "s"} match ${filterText(args)}`)
+    const api = apiVersionLines(health.apiVersion)
+    const detailed = args.detail || (!args.all && detailedLines(shown.length, args.streams.length || settings.streams.catalog.length) <= screen)
+    if (!detailed) {
+      // one line per account, those needing attention first; within the screen unless --all
+      const unmatchedLine = unmatched.length > 0 ? [`${count(unmatched.reduce((n, u) => n + u.events, 0))} webhook event(s) for accounts no connection matches (status --json lists them)`] : []
+      const fixed = summary.split("\n").length + 1 + (filtered ? 1 : 0) + 1 + 1 + api.split("\n").length + unmatchedLine.length + 1
+      yield* Console.log(`\n${fleetLines(shown, args.all ? Number.POSITIVE_INFINITY : Math.max(3, screen - fixed), view)}`)
+      if (unmatchedLine.length > 0) yield* Console.log(unmatchedLine[0])
+      return yield* Console.log(`\n${api}`)
+    }
+    yield* Console.log(`\n${connectionsTable(connections, lastRuns, view)}`)
+    if (streams.length > 0) yield* Console.log(`\n${streamsTable(streams, connections, view)}`)
+    const deletions = deletionLines(streams, connections, view)
     if (deletions !== "") yield* Console.log(`\n${deletions}`)
-    if (events.some((e) => e.waiting + e.failed + e.deferred > 0 || e.lastApplied !== null)) yield* Console.log(`\n${eventsTable(events, all, view)}`)
+    if (events.some((e) => e.waiting + e.failed + e.deferred > 0 || e.lastApplied !== null)) yield* Console.log(`\n${eventsTable(events, connections, view)}`)
     if (unmatched.length > 0) yield* Console.log(`\n${unmatchedLines(unmatched)}`)
-    const stale = staleLines(health.streams)
-    if (stale.length > 0) yield* Console.log(`\n${stale}`)
-    yield* Console.log(`\n${apiVersionLines(health.apiVersion)}`)
-    if (Option.isSome(jobs)) yield* Console.log(`\n${queueTables(jobs.value, all, view)}`)
+    const staleText = staleLines(freshness)
+    if (staleText.length > 0) yield* Console.log(`\n${staleText}`)
+    yield* Console.log(`\n${api}`)
+    if (jobs !== undefined) yield* Console.log(`\n${queueTables({ ...jobs, accounts: jobs.accounts.filter((a) => ids.has(a.accountId)) }, connections, view)}`)
   }).pipe(Effect.provide(StatusLayer))
 ), {
-  purpose: "Show where every account and stream stands; needs only the database.",
+  purpose: "Show where every account and stream stands, or the run history; needs only the database.",
   details:
-    "Every connection (status, reason, token expiry, last run), every stream of each (last run, pass in progress, last and next full pass), change events (waiting, last applied, failed), deliveries for accounts no connection matches, stale streams, what answered the pinned API version, and with workers the job queue (jobs per kind: waiting, active, retrying, failed; which worker holds which account; each account's next due time). Times are relative; --json gives them absolute, with ids.",
-  examples: ["account-sync status", "account-sync status --json"]
+    "It opens with one line: accounts by state (active, backfilling, failing, stale, revoked) and the jobs waiting and dead letters of the queue. A few accounts are shown in full: every connection (status, reason, token expiry, last run), every stream of each (last run, pass in progress, last and next full pass), change events, stale streams, the API version, and with workers the job queue. More than a screen's worth are shown one line each, those needing attention first, within the screen (--all: every one). --failing, --stale, --account and --stream narrow either view; --runs lists the runs of sync_runs instead, newest first. A run whose process stopped (no heartbeat for 90 s) is shown interrupted. Times are relative; --json gives them absolute, with ids.",
+  examples: ["account-sync status", "account-sync status --failing", "account-sync status --stale --stream visits", "account-sync status --runs --account 'Maple Leaf'", "account-sync status --json"]
 })
+
+/** The filters given, as a person typed them. */
+const filterText = (args: { readonly failing: boolean; readonly stale: boolean; readonly accounts: ReadonlyArray<string>; readonly streams: ReadonlyArray<string> }) =>
+  [
+    ...(args.failing ? ["--failing"] : []),
+    ...(args.stale ? ["--stale"] : []),
+    ...args.accounts.map((a) => `--account ${safe(a)}`),
+    ...args.streams.map((s) => `--stream ${s}`)
+  ].join(" ")
+
+/** `status --runs`: the newest runs of the accounts shown, within the screen unless --all. */
+const printRuns = (
+  args: { readonly json: boolean; readonly all: boolean; readonly failing: boolean; readonly streams: ReadonlyArray<string> },
+  accountIds: ReadonlyArray<string> | undefined,
+  connections: ReadonlyArray<Connection>,
+  view: StatusView,
+  screen: number
+) =>
+  Effect.gen(function* () {
+    if (accountIds !== undefined && accountIds.length === 0) return yield* Console.log(args.json ? "[]" : "no account matches")
+    const runs = yield* (yield* RunHistory).list({
+      accounts: accountIds ?? [],
+      streams: args.streams,
+      failedOnly: args.failing,
+      limit: args.json || args.all ? 100_000 : Math.max(1, screen - 2)
+    })
+    yield* Console.log(args.json ? JSON.stringify(runs.map((r) => runJson(r, connections)), null, 2) : runsTable(runs, connections, view))
+  })

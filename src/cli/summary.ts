@@ -33,8 +33,9 @@ const totalOf = (reports: ReadonlyArray<AccountReport>): RunCounts => {
   return total
 }
 
+/** A stream that succeeded says so, whatever became of the account's later streams ("synced" when all did). */
 const outcomeText = (account: AccountReport, s: StreamReport) =>
-  s.outcome === "up-to-date" ? "up to date" : s.outcome === "succeeded" ? account.outcome : s.outcome
+  s.outcome === "up-to-date" ? "up to date" : s.outcome === "succeeded" && account.outcome === "synced" ? "synced" : s.outcome
 
 const passText = (s: StreamReport) => (s.kind === "none" ? "-" : `${s.kind}${s.resumed ? " (resumed)" : ""}`)
 
@@ -180,11 +181,17 @@ const replacedLines = (reports: ReadonlyArray<AccountReport>): ReadonlyArray<str
  * 4 when the service replaced the pinned API version, 1 when an account failed, 3 when every account finished but some
  * need reconnecting (listed), 0 otherwise.
  */
-export const runExit = (reports: ReadonlyArray<AccountReport>): RunExit => {
+export const runExit = (reports: ReadonlyArray<AccountReport>, database = "Postgres"): RunExit => {
   const failed = reports.filter((r) => r.outcome === "failed")
   const reconnect = reports.filter((r) => r.outcome === "needs-reconnect")
   const replaced = replacedLines(reports)
   const lines: Array<string> = []
+  const lost = reports.find((r) => r.databaseLost !== undefined)
+  if (lost !== undefined) {
+    lines.push(
+      safe(`${database} stopped answering during the run (${lost.databaseLost}): the streams that finished are kept; run the command again once it answers, and the passes resume from their checkpoints`)
+    )
+  }
   for (const r of failed) lines.push(`failed: ${who(r)}: ${safe(r.message ?? "see the log")}`)
   if (reconnect.length > 0) {
     lines.push("these accounts need reconnecting (run `account-sync connect`):")
@@ -226,11 +233,14 @@ export const logRunSummary = (reports: ReadonlyArray<AccountReport>, options: Su
 }
 
 /** Prints the summary on stdout (a table, or JSON) and ends with the run's exit code (its reasons on stderr). */
-export const reportAndExit = (reports: ReadonlyArray<AccountReport>, options: SummaryOptions & { readonly json: boolean; readonly startedAt: Date }) =>
+export const reportAndExit = (
+  reports: ReadonlyArray<AccountReport>,
+  options: SummaryOptions & { readonly json: boolean; readonly startedAt: Date; readonly database?: string }
+) =>
   Effect.gen(function* () {
     yield* logRunSummary(reports, options)
     yield* Console.log(options.json ? JSON.stringify(summaryJson(reports, options), null, 2) : renderSummary(reports, options))
-    const { code, message } = runExit(reports)
+    const { code, message } = runExit(reports, options.database)
     if (code !== ExitCodes.ok) return yield* new ExitWith({ code, ...(message ? { message } : {}) })
     if (message) yield* Console.error(message)
   })

@@ -7,6 +7,9 @@ export const defaultTableWidth = 120
 export const terminalTableWidth = () =>
   process.stdout.isTTY && process.stdout.columns > 0 ? Math.min(defaultTableWidth, process.stdout.columns) : defaultTableWidth
 
+/** How many lines a view may print to fit a screen: the terminal's rows, or 50 when stdout is not a terminal. */
+export const terminalScreenLines = () => (process.stdout.isTTY && process.stdout.rows > 0 ? process.stdout.rows : 50)
+
 export interface TableOptions {
   /**
    * The widest a line may be. Until the table fits: the columns in `shrink` are cut (the widest first) down to a

@@ -68,15 +68,18 @@ export const HealthLive = Layer.effect(
         queue.status(),
         versions.read(graphqlVersion)
       ])
+      const healthOf = new Map(runs.map((r) => [r.accountId, r]))
       const accounts = all.map((connection) => {
-        const h = runs.find((r) => r.accountId === connection.accountId)
+        const h = healthOf.get(connection.accountId)
         return { connection, failuresInARow: h?.failuresInARow ?? 0, lastError: h?.lastError ?? null }
       })
+      // by account and stream: a thousand accounts of nine streams each, not a scan per stream
+      const currentOf = new Map(current.map((k) => [`${k.accountId}\u0000${k.stream}`, k.at]))
       const streams = all
         .filter((c) => c.status === "active")
         .flatMap((c) =>
           settings.streams.defaults.map((stream): StreamFreshness => {
-            const currentAt = current.find((k) => k.accountId === c.accountId && k.stream === stream.name)?.at ?? null
+            const currentAt = currentOf.get(`${c.accountId}\u0000${stream.name}`) ?? null
             const ageMs = Math.max(0, at.getTime() - (currentAt ?? c.connectedAt).getTime())
             const staleAfterMs = Duration.toMillis(staleAfter(settings, stream))
             return {

@@ -26,9 +26,23 @@ export interface ProgressSnapshot {
   readonly landedBefore: number
   /** Points a row costs: measured so far, else the stream's estimate. */
   readonly pointsPerRow: number
+  /** Points a full page asks per row (what the budget reserves; the measured cost is a fraction of it). */
+  readonly requestedPointsPerRow: number
   readonly bucket?: BucketNow
   /** The stream's outcome, when it has ended. */
   readonly done?: string
+}
+
+/** The streams an account's run will make, with the rows each holds at the service (asked at the account's start). */
+export interface AccountPlan {
+  readonly accountId: string
+  readonly streams: ReadonlyArray<{ readonly stream: string; readonly rows: number | undefined; readonly requestedPointsPerRow: number }>
+}
+
+/** A run of many accounts: how many, and how many at once. */
+export interface RunPlan {
+  readonly accounts: number
+  readonly concurrency: number
 }
 
 export interface ProgressShape {
@@ -37,6 +51,10 @@ export interface ProgressShape {
   readonly report: (snapshot: ProgressSnapshot) => Effect.Effect<void>
   /** The account's run is over: nothing of it stays on a live display. */
   readonly accountEnded: (accountId: string) => Effect.Effect<void>
+  /** What the account's run will read (a display with totals shows the account's time left from it). */
+  readonly accountPlanned: (plan: AccountPlan) => Effect.Effect<void>
+  /** What the run will do (a display shows the run's time left from it). */
+  readonly runPlanned: (plan: RunPlan) => Effect.Effect<void>
 }
 
 /** Where a run tells how it is doing: a live display on a terminal, structured log lines otherwise. */
@@ -72,9 +90,14 @@ export const ProgressLog = Layer.succeed(
           })
         )
       }),
-    accountEnded: () => Effect.void
+    accountEnded: () => Effect.void,
+    accountPlanned: () => Effect.void,
+    runPlanned: () => Effect.void
   })
 )
 
 /** Nothing at all (benchmarks). */
-export const ProgressSilent = Layer.succeed(Progress, Progress.of({ wantsTotals: false, report: () => Effect.void, accountEnded: () => Effect.void }))
+export const ProgressSilent = Layer.succeed(
+  Progress,
+  Progress.of({ wantsTotals: false, report: () => Effect.void, accountEnded: () => Effect.void, accountPlanned: () => Effect.void, runPlanned: () => Effect.void })
+)

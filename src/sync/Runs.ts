@@ -1,5 +1,5 @@
-import { SqlClient, type SqlError } from "@effect/sql"
-import { Context, Effect, FiberRef, Layer, Option, Schema } from "effect"
+import { SqlClient, type SqlError, type Statement } from "@effect/sql"
+import { Context, Duration, Effect, FiberRef, Layer, Option, Schema } from "effect"
 import { retryingOnConnectionLoss } from "../db/connectionRetry.js"
 import { currentAccountLease, leaseEpoch, leaseFence, leaseHeld } from "./AccountLeases.js"
 import { AccountLockLost } from "./errors.js"
@@ -51,7 +51,30 @@ export interface RunsShape {
    * a holder that died or lost the account: they become `interrupted`. A run of the current epoch is never touched.
    */
   readonly closeAbandoned: (accountId: string) => Effect.Effect<number, SqlError.SqlError>
+  /** The run's process is alive: its heartbeat (every `runHeartbeatEvery` while it runs). */
+  readonly beat: (runId: number) => Effect.Effect<void, SqlError.SqlError>
 }
+
+/** How often a running run's process writes its heartbeat. */
+export const runHeartbeatEvery = Duration.seconds(15)
+/** A `running` run whose heartbeat (else its start) is older than this belongs to a process that is gone: six beats missed. */
+export const runGoneAfter = Duration.seconds(90)
+/** Why a read model shows a `running` row as interrupted. */
+export const goneRunError = "its process stopped (no heartbeat for 90 s); the next run of the account resumes the pass"
+
+/**
+ * A run's outcome as read models show it (`r` is the sync_runs row): `running` only while its process beats, else
+ * `interrupted`; the row itself stays until the account's next run closes it (read models never write).
+ */
+export const shownOutcome = (sql: SqlClient.SqlClient): Statement.Fragment =>
+  sql.literal(
+    `CASE WHEN r.outcome = 'running' AND coalesce(r.heartbeat_at, r.started_at) < now() - interval '${Duration.toSeconds(runGoneAfter)} seconds' THEN 'interrupted' ELSE r.outcome END`
+  )
+/** The error a read model shows with `shownOutcome`. */
+export const shownError = (sql: SqlClient.SqlClient): Statement.Fragment =>
+  sql.literal(
+    `CASE WHEN r.outcome = 'running' AND coalesce(r.heartbeat_at, r.started_at) < now() - interval '${Duration.toSeconds(runGoneAfter)} seconds' THEN '${goneRunError.replaceAll("'", "''")}' ELSE r.error END`
+  )
 
 /** One `sync_runs` row per account and stream pass: counts, cost used, throttle waits, outcome. */
 export class Runs extends Context.Tag("account-sync/Runs")<Runs, RunsShape>() {}
@@ -72,7 +95,7 @@ export const RunsLive = Layer.effect(
         const fence = yield* leaseFence(sql, accountId)
         const epoch = yield* leaseEpoch(accountId)
         const rows = yield* sql`
-          INSERT INTO sync_runs (account_id, stream, kind, lease_epoch) SELECT ${accountId}, ${stream}, ${kind}, ${epoch} WHERE ${fence} RETURNING id`
+          INSERT INTO sync_runs (account_id, stream, kind, lease_epoch, heartbeat_at) SELECT ${accountId}, ${stream}, ${kind}, ${epoch}, now() WHERE ${fence} RETURNING id`
         const row = rows[0]
         if (row === undefined) return yield* new AccountLockLost({ accountId, stream })
         return (yield* Effect.orDie(Schema.decodeUnknown(IdRow)(row))).id
@@ -119,7 +142,9 @@ export const RunsLive = Layer.effect(
           Effect.flatMap(Effect.zip(leaseFence(sql, accountId), leaseEpoch(accountId)), ([fence, epoch]) => sql`
             INSERT INTO sync_runs (account_id, stream, kind, finished_at, outcome, error, lease_epoch)
             SELECT ${accountId}, ${stream}, ${kind}, now(), 'failed', ${error}, ${epoch} WHERE ${fence}`).pipe(Effect.asVoid),
-        closeAbandoned: close
+        closeAbandoned: close,
+        beat: (runId: number) =>
+          Effect.flatMap(runFence, (fence) => sql`UPDATE sync_runs SET heartbeat_at = now() WHERE id = ${runId} AND outcome = 'running' AND ${fence}`).pipe(Effect.asVoid)
       })
     )
   })

@@ -18,7 +18,7 @@ import { advance, type BatchStep, type PassRules, passRules, type PassState, pas
 import { Progress } from "./Progress.js"
 import { requestedPointsPerRow } from "./progressEstimate.js"
 import { type Classified, classify, type RunOutcome, type StreamError } from "./RunOutcome.js"
-import { type RunCounts, Runs, zeroCounts } from "./Runs.js"
+import { type RunCounts, runHeartbeatEvery, Runs, zeroCounts } from "./Runs.js"
 import type { AnyStream } from "./streams/Stream.js"
 import { fullPassCadence, SyncSettings } from "./SyncSettings.js"
 import { rowsIn, Warehouse } from "./Warehouse.js"
@@ -65,6 +65,8 @@ export class StreamRun extends Context.Tag("account-sync/StreamRun")<
 
 /** Ms between two writes of a run's counts to `sync_runs` while it goes (its end writes the final counts). */
 const progressEveryMs = 1000
+/** The wall clock, for what is measured against the database's clock rather than the program's (the run's heartbeat). */
+const realClock = Clock.make()
 
 /**
  * What the progress display shows beside the counts: the rows an earlier run of a resumed pass landed, and the
@@ -129,7 +131,8 @@ export const StreamRunLive = Layer.effect(
     const progress = yield* Progress
     const settings = yield* SyncSettings
     // on a single-session database statements must never overlap: no page is fetched while another lands
-    const prefetch = !(yield* DatabaseTopology).singleSession
+    const { singleSession } = yield* DatabaseTopology
+    const prefetch = !singleSession
 
     const events = yield* EventQueue
     /** The stream's change events flow for the account: one that arrived within SYNC_INCREMENTAL_EVERY_WITH_EVENTS was applied. */
@@ -192,6 +195,7 @@ export const StreamRunLive = Layer.effect(
               startedAtMs,
               landedBefore,
               pointsPerRow: c.rows > 0 && c.costPoints > 0 ? c.costPoints / c.rows : estimatedPointsPerRow,
+              requestedPointsPerRow: estimatedPointsPerRow,
               ...(expectedRows === undefined ? {} : { expectedRows }),
               ...(stats.bucket === undefined ? {} : { bucket: stats.bucket }),
               ...(done === undefined ? {} : { done })
@@ -326,11 +330,30 @@ export const StreamRunLive = Layer.effect(
         yield* p.show(c, classified.outcome)
       })
 
+    /**
+     * While the pass runs, its row says its process is alive (`status` shows a row whose beats stopped as interrupted).
+     * Not on a single-session database: a beat must not land inside a page's open transaction, and one process owns it.
+     */
+    const withHeartbeat =
+      (runId: number) =>
+      <A, E, R>(pass: Effect.Effect<A, E, R>) =>
+        singleSession
+          ? pass
+          : Effect.scoped(
+              Effect.zipRight(
+                // on the real clock: the beat is compared with the database's now(), and a test's clock must not see its sleeps
+                Effect.forkScoped(
+                  Effect.withClock(Effect.forever(Effect.delay(runs.beat(runId).pipe(Effect.timeout("10 seconds"), Effect.ignore), runHeartbeatEvery)), realClock)
+                ),
+                pass
+              )
+            )
+
     /** The pass made, recorded and reported: whatever happens in it, the run has an outcome. */
     const runPass = (request: StreamRunRequest, decision: PassToMake, runId: number, startedAtMs: number) =>
       Effect.gen(function* () {
         const p = yield* passRun(request, decision, runId, startedAtMs)
-        const exit = yield* passBody(p).pipe(Effect.annotateLogs({ runId }), Effect.onExit(recordRun(p)), Effect.exit)
+        const exit = yield* passBody(p).pipe(withHeartbeat(runId), Effect.annotateLogs({ runId }), Effect.onExit(recordRun(p)), Effect.exit)
         const classified = classify(exit)
         const report: StreamReport = {
           stream: request.stream.name,

@@ -2,6 +2,7 @@ import { SqlClient, type SqlError, SqlSchema } from "@effect/sql"
 import { Context, Duration, Effect, Layer, Schema } from "effect"
 import { rowsOrDie } from "../db/rows.js"
 import type { AnyStream } from "./streams/Stream.js"
+import { shownError, shownOutcome } from "./Runs.js"
 import { fullPassCadence, SyncSettings } from "./SyncSettings.js"
 
 /** The latest run of a stream of an account. */
@@ -83,7 +84,11 @@ const Row = Schema.Struct({
   error: Schema.NullOr(Schema.String)
 })
 
-/** Every stream of every connected account: its checkpoint and its latest run (`status`). */
+/**
+ * Every stream of every connected account: its checkpoint and its latest run that ran (`status`). A run skipped because
+ * another process held the account says nothing of the stream: the run before it is shown. A `running` run whose
+ * process is gone is shown interrupted (Runs' `shownOutcome`).
+ */
 export class StreamStatus extends Context.Tag("account-sync/StreamStatus")<
   StreamStatus,
   { readonly list: (streams: ReadonlyArray<AnyStream>) => Effect.Effect<ReadonlyArray<StreamState>, SqlError.SqlError> }
@@ -99,13 +104,13 @@ export const StreamStatusLive = Layer.effect(
       Result: Row,
       execute: (names) => sql`
         SELECT c.account_id, s.stream, k.pass_kind, k.position, k.pass_started_at, k.last_full_pass_at, k.high_water_mark, k.full_pass_requested_at,
-          k.deletions_unchecked, k.rows_withheld, r.kind, r.outcome, r.started_at, r.finished_at, r.rows, r.rows_written, r.rows_deleted,
-          r.cost_points::text AS cost_points, r.overhead_points::text AS overhead_points, r.error
+          k.deletions_unchecked, k.rows_withheld, r.kind, ${shownOutcome(sql)} AS outcome, r.started_at, r.finished_at, r.rows, r.rows_written, r.rows_deleted,
+          r.cost_points::text AS cost_points, r.overhead_points::text AS overhead_points, ${shownError(sql)} AS error
         FROM connections c
         CROSS JOIN jsonb_array_elements_text(${JSON.stringify(names)}::jsonb) WITH ORDINALITY AS s(stream, ord)
         LEFT JOIN sync_checkpoints k ON k.account_id = c.account_id AND k.stream = s.stream
         LEFT JOIN LATERAL (
-          SELECT * FROM sync_runs WHERE account_id = c.account_id AND stream = s.stream ORDER BY started_at DESC, id DESC LIMIT 1
+          SELECT * FROM sync_runs WHERE account_id = c.account_id AND stream = s.stream AND outcome <> 'skipped' ORDER BY started_at DESC, id DESC LIMIT 1
         ) r ON true
         ORDER BY c.account_id, s.ord`
     })

@@ -5,10 +5,13 @@ import { ApiVersionReplaced } from "../api/errors.js"
 import { ServiceClient } from "../api/ServiceClient.js"
 import { AccessTokens } from "../auth/AccessTokens.js"
 import { type Connection, Connections } from "../auth/Connections.js"
+import { isLostConnectionError } from "../db/connectionRetry.js"
 import { DatabaseTopology } from "../db/Database.js"
 import { AccountHealth } from "./AccountHealth.js"
 import { AccountLeases, type HeldElsewhere } from "./AccountLeases.js"
 import type { Mode } from "./PassPlan.js"
+import { planAccount } from "./accountPlan.js"
+import { Pager } from "./Pager.js"
 import { Progress } from "./Progress.js"
 import { describeError, isRevocation, type Revocation } from "./RunOutcome.js"
 import { Runs } from "./Runs.js"
@@ -36,6 +39,8 @@ export interface AccountReport {
   readonly outcome: AccountOutcome
   readonly streams: ReadonlyArray<StreamReport>
   readonly message?: string
+  /** The database stopped answering (what failed): the account's run stopped at the stream it was on. */
+  readonly databaseLost?: string
   /** The account failed because the service answered from another API version than the pinned one. */
   readonly apiVersionReplaced?: { readonly pinned: string; readonly answered: string }
   /** skipped: who holds the account's lease. */
@@ -104,6 +109,7 @@ export const SyncRunnerLive = Layer.effect(
     const streamRun = yield* StreamRun
     const runs = yield* Runs
     const progress = yield* Progress
+    const pager = yield* Pager
     const settings = yield* SyncSettings
     const singleSession = (yield* DatabaseTopology).singleSession
     const health = yield* AccountHealth
@@ -116,7 +122,7 @@ export const SyncRunnerLive = Layer.effect(
       (report.outcome === "synced" || report.outcome === "failed") && report.leaseLost !== true
         ? health
             .record(report.accountId, report.outcome, report.message ?? null)
-            .pipe(Effect.catchAll((e) => Effect.logWarning("could not record the account's run outcome (alerts read it)", e)))
+            .pipe(Effect.catchAll((e) => Effect.logWarning(`could not record the account's run outcome (alerts read it): ${describeError(e)}`)))
         : Effect.void
 
     const runAccount = (account: Connection, streams: ReadonlyArray<AnyStream>, request: RunRequest): Effect.Effect<AccountReport, SqlError.SqlError> =>
@@ -171,6 +177,7 @@ export const SyncRunnerLive = Layer.effect(
           yield* connections.rename(accountId, accountName)
         }
 
+        if (request.mode === "backfill") yield* planAccount(pager, progress, credentials, streams)
         // a failing stream does not stop the others: each stream is its own collection; only a revoked connection
         // (nothing more can be read) or an interruption ends the account's run early
         const failed: Array<string> = []
@@ -195,6 +202,10 @@ export const SyncRunnerLive = Layer.effect(
           if (classified.outcome === "failed") {
             yield* Effect.logError(`stream ${stream.name} failed: ${report.error}`)
             failed.push(`${stream.name}: ${report.error}`)
+            // the database stopped answering: every later stream would fail the same way, so the account stops here
+            if (isLostConnectionError(classified.failure)) {
+              return { accountId, accountName, outcome: "failed", streams: reports, message: failed.join("; "), databaseLost: report.error ?? "" } satisfies AccountReport
+            }
             // every later query would be answered by the same other version: the account stops here
             const replaced = replacedBy(classified.failure)
             if (replaced.apiVersionReplaced) return { accountId, accountName, outcome: "failed", streams: reports, message: failed.join("; "), ...replaced } satisfies AccountReport
@@ -229,6 +240,7 @@ export const SyncRunnerLive = Layer.effect(
         const { run: accounts, notActive } = selectAccounts(known, request.accounts)
         // one account at a time on a single-session database: its statements must never overlap
         const concurrency = singleSession ? 1 : (request.concurrency ?? settings.concurrency)
+        yield* progress.runPlanned({ accounts: accounts.length, concurrency })
         const reports = yield* Effect.forEach(accounts, (a) => Effect.tap(runAccount(a, streams, request), recordHealth), { concurrency })
         return [...reports, ...notActive].sort((a, b) => a.accountId.localeCompare(b.accountId))
       }).pipe(Effect.withSpan("sync.run", { attributes: { mode: request.mode } }))

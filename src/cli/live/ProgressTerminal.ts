@@ -2,7 +2,9 @@ import { Box, type Instance, render, Text } from "ink"
 import { Clock, Effect, Layer, Schedule } from "effect"
 import { createElement } from "react"
 import { Progress, type ProgressSnapshot } from "../../sync/Progress.js"
+import { cutToWidth } from "../output/text.js"
 import { progressLine } from "./progressLine.js"
+import { RunEstimate } from "./runEstimate.js"
 
 /** Narrower than this, a line says too little to be worth drawing. */
 const narrowest = 20
@@ -24,12 +26,17 @@ export const ProgressTerminal = Layer.scoped(
     const inFlight = new Map<string, ProgressSnapshot>()
     let instance: Instance | undefined
     const width = () => Math.max(narrowest, process.stdout.columns || 80)
-    const view = (now: number) =>
-      createElement(
+    const estimate = new RunEstimate()
+    const at = (f: (now: number) => void) => Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.sync(() => f(now)))
+    const view = (now: number) => {
+      const run = estimate.runLine(now)
+      return createElement(
         Box,
         { flexDirection: "column" },
-        ...[...inFlight.values()].map((s) => createElement(Text, { key: s.accountId, wrap: "truncate-end" }, progressLine(s, now, width())))
+        ...(run === undefined ? [] : [createElement(Text, { key: "run", wrap: "truncate-end" }, cutToWidth(run, width()))]),
+        ...[...inFlight.values()].map((s) => createElement(Text, { key: s.accountId, wrap: "truncate-end" }, progressLine(s, now, width(), estimate.estimate(s, now))))
       )
+    }
     /**
      * Taken down whenever no account is in flight: between runs nothing is drawn, not even an empty line. The frame
      * ink still holds back (it draws at most 30 a second) is written first, then erased, then ink unmounts: in the
@@ -67,8 +74,10 @@ export const ProgressTerminal = Layer.scoped(
     yield* Effect.addFinalizer(() => drawing.withPermits(1)(Effect.promise(() => (inFlight.clear(), takeDown()))))
     return Progress.of({
       wantsTotals: true,
-      report: (s) => Effect.zipRight(Effect.sync(() => inFlight.set(s.accountId, s)), draw),
-      accountEnded: (accountId) => Effect.zipRight(Effect.sync(() => inFlight.delete(accountId)), draw)
+      report: (s) => Effect.zipRight(at((now) => (inFlight.set(s.accountId, s), estimate.report(s, now))), draw),
+      accountEnded: (accountId) => Effect.zipRight(at((now) => (inFlight.delete(accountId), estimate.accountEnded(accountId, now))), draw),
+      accountPlanned: (plan) => at((now) => estimate.accountPlanned(plan, now)),
+      runPlanned: (plan) => Effect.sync(() => estimate.runPlanned(plan))
     })
   })
 )

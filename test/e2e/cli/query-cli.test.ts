@@ -29,6 +29,20 @@ layer(TestDatabaseLive, { timeout: 120_000 })("account-sync query (the program)"
     })
   )
 
+  it.effect("piped, every cell is whole however long; --csv prints RFC 4180 CSV with its header even for no rows", () =>
+    Effect.gen(function* () {
+      const { env } = yield* TestDatabase
+      const piped = yield* runCli(["query", "SELECT repeat('x', 200) AS long, 1 AS n"], quiet(env))
+      expect(piped.stdout.split("\n")[1]).toBe(`${"x".repeat(200)}  1`)
+      const csv = yield* runCli(["query", "--csv", `SELECT 'a,b' AS comma, 'say "hi"' AS quote, E'two\\nlines' AS newline, NULL AS none, 2.50::numeric AS n`], quiet(env))
+      expect(csv).toMatchObject({ code: 0, stdout: 'comma,quote,newline,none,n\r\n"a,b","say ""hi""","two\nlines",,2.50\r\n' })
+      const empty = yield* runCli(["query", "--csv", "SELECT id, title FROM jobs WHERE false"], quiet(env))
+      expect(empty.stdout).toBe("id,title\r\n")
+      const both = yield* runCli(["query", "--csv", "--json", "SELECT 1"], quiet(env))
+      expect(both).toMatchObject({ code: 2, stderr: "query: give one of --json and --csv\n" })
+    })
+  )
+
   it.effect("DB_SCHEMA that is a reserved word or a system schema stops it at configuration load: one line saying so, exit 2", () =>
     Effect.gen(function* () {
       const { env } = yield* TestDatabase

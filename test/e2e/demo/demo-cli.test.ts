@@ -43,7 +43,7 @@ describe("npm run demo, then what it suggests (the program, embedded database)",
         expect(status.code, status.stderr).toBe(0)
         expect(status.stdout).toMatch(/^Northwind Landscaping\s+active\s/m)
         expect(status.stdout).toMatch(/^Bluebird Plumbing & Heating\s+disconnected\s+APP_DISCONNECT/m)
-        expect(status.stdout).toMatch(/^ {2}jobs\s+(full|incremental) succeeded (just now|\d+ (s|min) ago)/m)
+        expect(status.stdout).toMatch(/^ {2}jobs\s+(full|incremental)\s+succeeded\s+(just now|\d+ (s|min) ago)/m)
         expect(status.stdout).not.toContain("Z2lk")
         for (const line of status.stdout.split("\n")) expect(line.length, line).toBeLessThanOrEqual(120)
         const json = yield* runCli(["status", "--json"], env)

@@ -28,6 +28,7 @@ const snapshot = (a: (typeof accounts)[number], stream: string, i: number, rows:
   expectedRows: a.rows,
   landedBefore: 0,
   pointsPerRow: 90,
+  requestedPointsPerRow: 360,
   bucket: { restoreRate: 500, available: 1000 },
   ...(done ? { done } : {})
 })

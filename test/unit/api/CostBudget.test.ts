@@ -67,6 +67,21 @@ describe("CostBudget", () => {
     }).pipe(Effect.provide(CostBudgetLive))
   )
 
+  it.effect("queries waiting at once count their wait once: the time waited never exceeds the time that passed", () =>
+    Effect.gen(function* () {
+      const budget = yield* CostBudget
+      yield* budget.observe("a", AccountQuery, {}, cost(3, 3, 0))
+      // two pages asked at once (one fetched ahead), 200 points each at 200/s: the second waits 2 s, the first 1 s within it
+      const first = yield* Effect.fork(budget.acquire("a", 200))
+      const second = yield* Effect.fork(budget.acquire("a", 200))
+      yield* Effect.yieldNow()
+      yield* TestClock.adjust("2 seconds")
+      yield* Fiber.join(first)
+      yield* Fiber.join(second)
+      expect((yield* budget.stats("a")).waitedMs).toBe(2000)
+    }).pipe(Effect.provide(CostBudgetLive))
+  )
+
   it.effect("restores no further than the maximum, and accounts are independent", () =>
     Effect.gen(function* () {
       const budget = yield* CostBudget

@@ -19,7 +19,7 @@ describe("documents generated from the stream definitions", () => {
 
   it("the dbt sources name every stream and child table with every column, keys as tests, and no freshness on synced_at", () => {
     const sources = parse(fs.readFileSync(path.join(root, "config/dbt/models/sources.yml"), "utf8")) as {
-      sources: Array<{ loaded_at_field: string; freshness: unknown; tables: Array<{ name: string; columns?: Array<{ name: string }>; tests?: Array<unknown> }> }>
+      sources: Array<{ loaded_at_field: string; freshness: unknown; tables: Array<{ name: string; columns?: Array<{ name: string }>; data_tests?: Array<unknown> }> }>
     }
     const source = sources.sources[0]!
     // synced_at moves only when a row changes: a quiet account's table would look stale by it
@@ -34,7 +34,7 @@ describe("documents generated from the stream definitions", () => {
         const own = table === stream.table ? stream.columns : stream.children.find((c) => c.table === table)!.columns
         for (const c of own) expect(columns, `${table}.${c.column}`).toContain(c.column)
         expect(columns).toEqual(expect.arrayContaining(["account_id", "id", "raw", "synced_at", "deleted_at"]))
-        expect(JSON.stringify(entry!.tests)).toContain("unique")
+        expect(JSON.stringify(entry!.data_tests)).toContain("unique")
       }
     }
   })
