@@ -1,6 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Metric } from "effect"
+import * as Metrics from "../../../src/observability/metrics.js"
 import { StreamStatus, StreamStatusLive } from "../../../src/sync/StreamStatus.js"
 import { SyncRunner } from "../../../src/sync/SyncRunner.js"
 import { streamNamed } from "../../../src/sync/streams/index.js"
@@ -239,10 +240,13 @@ layer(
         const live = yield* rowIds("job_line_items", accountId, false)
         for (const id of exists) if (landedLive.has(id)) expect(live.has(id), `line item ${id}`).toBe(true)
       })
+      const kept = Metrics.forAccount(Metrics.lineItemsKept, accountId)
       const [sync] = yield* (yield* SyncRunner).run({ mode: "sync", accounts: [accountId] })
       expect(sync!.outcome).toBe("synced")
       expect(sync!.streams.find((s) => s.stream === "jobs")!.kind).toBe("incremental")
       yield* check
+      // the withheld line items of the jobs landed again, counted as kept live
+      expect((yield* Metric.value(kept)).count).toBeGreaterThan(20)
       const [full] = yield* (yield* SyncRunner).run({ mode: "backfill", restart: true, accounts: [accountId] })
       expect(full!.outcome).toBe("synced")
       yield* check

@@ -239,3 +239,31 @@ layer(syncHarness({ accounts: 1, jobs: 300, limits: generous }, { serviceUrl: no
     )
   }
 )
+
+/** A service that answers a job's line items without the totalCount asked (nothing then proves a missing one gone). */
+const noChildCount = serviceProxy({
+  after: ({ operationName, answer }) => {
+    if (operationName !== "JobsPage") return answer
+    const json = JSON.parse(answer)
+    delete json.data.jobs.nodes[3].lineItems.totalCount
+    return JSON.stringify(json)
+  }
+})
+
+layer(
+  syncHarness({ accounts: 1, jobs: 50, limits: generous }, { serviceUrl: noChildCount, env: { SYNC_STREAMS: "jobs", SYNC_EXCLUDE_FIELDS: "jobs.customFields" } }),
+  { timeout: 60_000, excludeTestServices: true }
+)("line items without their count", (it) => {
+  it.effect("fail the stream naming the field and the position: a parent's line items are never landed without what proves the missing ones gone", () =>
+    Effect.gen(function* () {
+      const { accounts } = yield* TestEmulator
+      const accountId = accounts[0]!.accountId
+      yield* connectAccount(accountId)
+      const [report] = yield* (yield* SyncRunner).run({ mode: "backfill" })
+      expect(report!.outcome).toBe("failed")
+      expect(report!.message).toBe(`jobs: account ${accountId}, stream jobs: unexpected connection shape (page at position 0): lineItems: totalCount: is missing`)
+      const sql = yield* SqlClient.SqlClient
+      expect((yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM job_line_items WHERE account_id = ${accountId}`)[0]!.n).toBe(0)
+    })
+  )
+})
