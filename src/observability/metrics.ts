@@ -36,6 +36,10 @@ export const sweepsSkipped = Metric.counter("account_sync_sweeps_skipped_total",
   description: "Full passes that kept rows live without proving them there or gone (status says why)",
   incremental: true
 })
+export const lineItemsKept = Metric.counter("account_sync_line_items_kept_total", {
+  description: "Line items a landed parent did not return while the service counted more of them: not proven gone, kept live",
+  incremental: true
+})
 export const runsFinished = Metric.counter("account_sync_runs_total", {
   description: "Sync runs by outcome",
   incremental: true

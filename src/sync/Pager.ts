@@ -188,7 +188,7 @@ export const PagerLive = Layer.effect(
               if (rest.more.length === 0) continue
               merged ??= { ...(raw as Record<string, unknown>) }
               // the child connection as if it had come whole
-              merged[child.field] = { nodes: [...got.nodes, ...rest.more], pageInfo: { hasNextPage: false } }
+              merged[child.field] = { nodes: [...got.nodes, ...rest.more], pageInfo: { hasNextPage: false }, totalCount: got.totalCount }
             }
             const badFields = checks.customFields(raw, node.id, position)
             if (badFields !== undefined) return yield* badFields

@@ -1,8 +1,9 @@
 import { SqlClient, type SqlError, SqlSchema, type Statement } from "@effect/sql"
-import { Context, Effect, Layer, Schema } from "effect"
+import { Context, Effect, Layer, Metric, Schema } from "effect"
 import { retryOnConnectionLoss } from "../db/connectionRetry.js"
 import { PreparedStatements } from "../db/preparedStatements.js"
 import { rowsOrDie } from "../db/rows.js"
+import * as Metrics from "../observability/metrics.js"
 import { heldLease, leasedTransaction } from "./AccountLeases.js"
 import type { PassProgress } from "./Checkpoints.js"
 import { AccountLockLost } from "./errors.js"
@@ -82,6 +83,13 @@ export class Warehouse extends Context.Tag("account-sync/Warehouse")<
   }
 >() {}
 
+/** Line items not proven gone (their parent counts more than it returned), kept live: logged and counted. */
+const lineItemsKept = (batch: Batch, kept: number) =>
+  Effect.zipRight(
+    Effect.logWarning(`${batch.stream.name}: line items not proven gone, kept live: ${kept} (their parent did not return them while the service counts more of its line items: withheld from this app, or gone)`),
+    Metric.incrementBy(Metrics.forAccount(Metrics.lineItemsKept, batch.accountId), kept)
+  )
+
 export const WarehouseLive = Layer.effect(
   Warehouse,
   Effect.gen(function* () {
@@ -113,6 +121,7 @@ export const WarehouseLive = Layer.effect(
       // `open`: the pass was in progress, so this is not a repeat of a batch that committed
       const landing = after === undefined ? page : sql.withTransaction(Effect.tap(page, (landed) => (landed.open ? after : Effect.void)))
       return landing.pipe(
+        Effect.tap((landed) => (landed.open && landed.kept > 0 ? lineItemsKept(batch, landed.kept) : Effect.void)),
         Effect.map((landed) => (landed.open ? landed.written : 0)),
         Effect.uninterruptible,
         retryOnConnectionLoss,

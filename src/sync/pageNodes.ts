@@ -15,6 +15,7 @@ const PageInfo = Schema.Struct({ hasNextPage: Schema.Boolean, endCursor: Schema.
 const Connection = Schema.Struct({
   nodes: Schema.Array(Schema.Unknown),
   pageInfo: PageInfo,
+  totalCount: Schema.optional(Schema.NonNegativeInt),
   edges: Schema.optional(Schema.NullOr(Schema.Array(Schema.Struct({ cursor: Schema.String }))))
 })
 const decodeConnection = Schema.decodeUnknownEither(Connection)
@@ -27,6 +28,8 @@ export interface ConnectionPage {
   readonly hasNextPage: boolean
   readonly endCursor: string | null | undefined
   readonly cursors: ReadonlyArray<string> | undefined
+  /** How many the service counts, when asked (a child connection always is). */
+  readonly totalCount: number | undefined
 }
 
 export const at = (data: unknown, path: ReadonlyArray<string>): unknown =>
@@ -74,11 +77,11 @@ export const pageChecks = (accountId: string, stream: AnyStream, listing: boolea
       const where = issue?.path.map(String).join(".") || "(connection)"
       return Effect.fail(new ConnectionShapeInvalid({ accountId, stream: stream.name, position, detail: `${prefix}${where}: ${issue?.message ?? "not a connection"}` }))
     }
-    const { nodes, pageInfo, edges } = decoded.right
+    const { nodes, pageInfo, edges, totalCount } = decoded.right
     if (edges != null && edges.length !== nodes.length) {
       return Effect.fail(new ConnectionShapeInvalid({ accountId, stream: stream.name, position, detail: `${prefix}${edges.length} edges for ${nodes.length} nodes` }))
     }
-    return Effect.succeed<ConnectionPage>({ nodes, hasNextPage: pageInfo.hasNextPage, endCursor: pageInfo.endCursor, cursors: edges?.map((e) => e.cursor) ?? undefined })
+    return Effect.succeed<ConnectionPage>({ nodes, hasNextPage: pageInfo.hasNextPage, endCursor: pageInfo.endCursor, cursors: edges?.map((e) => e.cursor) ?? undefined, totalCount })
   }
 
   /**
@@ -92,10 +95,16 @@ export const pageChecks = (accountId: string, stream: AnyStream, listing: boolea
     return withNested(decoded.right, raw) as ReceivedNode["node"]
   }
 
-  /** The child connection at `raw[child.field]`, each node checked against the child's Schema. */
+  /**
+   * The child connection at `raw[child.field]` with its count (what proves a line item the parent no longer returns
+   * gone), each node checked against the child's Schema.
+   */
   const children = (raw: unknown, child: ChildDefinition, position: number) =>
     Effect.gen(function* () {
       const page = yield* connection((raw as Record<string, unknown>)[child.field], position, `${child.field}: `)
+      if (page.totalCount === undefined) {
+        return yield* new ConnectionShapeInvalid({ accountId, stream: stream.name, position, detail: `${child.field}: totalCount: is missing` })
+      }
       const isChild = guardOf(child, child.node)
       for (const node of page.nodes) {
         if (isChild(node)) continue

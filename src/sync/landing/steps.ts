@@ -25,6 +25,8 @@ export interface PageValues {
  */
 export interface LandingStep {
   readonly name: string
+  /** Its rows are line items kept live, not proven gone: the statement reports how many (`kept`). */
+  readonly kept?: boolean
   readonly sql: (sql: SqlClient.SqlClient, values: PageValues) => Statement.Fragment
 }
 
@@ -204,13 +206,26 @@ export const upsertStep: LandingStep = {
 
 /**
  * The steps that replace a child connection's rows (line items) with their parents': the page's children upserted,
- * and the children the landed parents no longer have marked deleted.
+ * and the children the landed parents no longer have marked deleted, where the parent's connection proves them gone:
+ * it counts no more line items than it returned. Where it counts more (the service withholds some of the parent's
+ * line items from the app), a stored line item it did not return may be a withheld one: it is kept live, and counted
+ * (`kept`). A parent landed without a count (not from a page) proves them gone as before.
  */
 export const childSteps = (child: ChildDefinition): ReadonlyArray<LandingStep> => {
   const rows = `${child.table}_rows`
   const key = child.keyedByParent ? ["account_id", quoted(child.parentColumn), "id"] : ["account_id", "id"]
   const upsert = upsertSql({ table: child.table, columns: child.columns, source: rows, parentColumn: child.parentColumn, key })
   const path = `'{${child.field},nodes}'`
+  const parent = quoted(child.parentColumn)
+  /** Whether the parent's connection counts no more line items than it returned (null: it has no count). */
+  const whole = `(p.node #>> '{${child.field},totalCount}')::int <= jsonb_array_length(COALESCE(p.node #> ${path}, '[]'::jsonb))`
+  /** The live line items of the page's parents `parents` (a CTE of `id`) that the page does not bring. */
+  const missing = (sql: SqlClient.SqlClient, v: PageValues, parents: string) => sql`
+          SELECT k.id, k.${sql.literal(parent)} AS parent FROM ${sql.literal(child.table)} AS k
+          WHERE k.account_id = ${v.accountId} AND k.deleted_at IS NULL AND EXISTS (SELECT 1 FROM pass)
+            AND k.${sql.literal(parent)} = ANY (ARRAY(SELECT id FROM ${sql.literal(parents)}))
+          EXCEPT
+          SELECT c.node ->> 'id', c.parent_id FROM ${sql.literal(rows)} AS c`
   return [
     {
       name: rows,
@@ -224,6 +239,14 @@ export const childSteps = (child: ChildDefinition): ReadonlyArray<LandingStep> =
       sql: (sql, v) => upsertStatement(sql, v.accountId, upsert)
     },
     {
+      name: `${child.table}_whole`,
+      sql: (sql) => sql.literal(`SELECT p.node ->> 'id' AS id FROM page_rows AS p WHERE (${whole}) IS NOT FALSE`)
+    },
+    {
+      name: `${child.table}_counted`,
+      sql: (sql) => sql.literal(`SELECT p.node ->> 'id' AS id FROM page_rows AS p WHERE (${whole}) IS FALSE`)
+    },
+    {
       // the parents' live line items (an index scan for the page's parents, `= ANY` of their ids) less those the page
       // brings (a set difference, hashed or sorted): never a loop over every line item of the account for each of the
       // page's, which the planner chose for `IN (SELECT ...)` and `NOT EXISTS` on tables without statistics (a page
@@ -231,15 +254,14 @@ export const childSteps = (child: ChildDefinition): ReadonlyArray<LandingStep> =
       name: `${child.table}_removed`,
       sql: (sql, v) => sql`
         UPDATE ${sql.literal(child.table)} AS t SET deleted_at = now()
-        FROM (
-          SELECT k.id, k.${sql.literal(quoted(child.parentColumn))} AS parent FROM ${sql.literal(child.table)} AS k
-          WHERE k.account_id = ${v.accountId} AND k.deleted_at IS NULL AND EXISTS (SELECT 1 FROM pass)
-            AND k.${sql.literal(quoted(child.parentColumn))} = ANY (ARRAY(SELECT node ->> 'id' FROM page_rows))
-          EXCEPT
-          SELECT c.node ->> 'id', c.parent_id FROM ${sql.literal(rows)} AS c
-        ) AS gone
-        WHERE t.account_id = ${v.accountId} AND t.${sql.literal(quoted(child.parentColumn))} = ANY (ARRAY(SELECT node ->> 'id' FROM page_rows))
-          AND t.id = gone.id AND t.${sql.literal(quoted(child.parentColumn))} = gone.parent`
+        FROM (${missing(sql, v, `${child.table}_whole`)}) AS gone
+        WHERE t.account_id = ${v.accountId} AND t.${sql.literal(parent)} = ANY (ARRAY(SELECT id FROM ${sql.literal(`${child.table}_whole`)}))
+          AND t.id = gone.id AND t.${sql.literal(parent)} = gone.parent`
+    },
+    {
+      name: `${child.table}_kept`,
+      kept: true,
+      sql: (sql, v) => missing(sql, v, `${child.table}_counted`)
     }
   ]
 }

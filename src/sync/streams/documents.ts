@@ -57,9 +57,13 @@ export interface PagingDocuments {
   readonly ids: DocumentNode
 }
 
-/** A child connection inside a node: `first` children and whether more follow. */
+/**
+ * A child connection inside a node: `first` children, whether more follow, and how many the service counts (a service
+ * that withholds some of a parent's line items counts them: a stored line item the parent did not return is proven
+ * gone only when the count is no more than the returned ones). `totalCount` costs one point per child slot.
+ */
 export const childSelection = (field: string, first: string, selection: string, offset?: string) =>
-  `${field}(first: ${first}${offset === undefined ? "" : `, offset: ${offset}`}) { nodes { ${selection} } pageInfo { hasNextPage } }`
+  `${field}(first: ${first}${offset === undefined ? "" : `, offset: ${offset}`}) { nodes { ${selection} } pageInfo { hasNextPage } totalCount }`
 
 /** How many rows the connection holds (`first: 1`: the cheapest page that carries the count). */
 export const countQuery = (operation: string, connection: string): DocumentNode => {

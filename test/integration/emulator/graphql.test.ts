@@ -1,5 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Schema } from "effect"
+import { parse as gql, print } from "graphql"
+import { estimateQueryCost } from "../../../src/api/costEstimate.js"
+import { jobsStream } from "../../../src/sync/streams/jobs.js"
 import { makeTestEmulator, type TestEmulatorShape } from "../../support/emulator.js"
 import { aliases, clients, definitions, scopesOf } from "../../../src/emulator/data/definitions.js"
 import { ACCOUNT_QUERY, connect, graphql, jwtPayload } from "../../support/emulatorClient.js"
@@ -41,6 +44,29 @@ describe("GraphQL endpoint: cost and limits", () => {
       // query errors after auth carry the cost too
       const invalid = yield* graphql(emu, access_token, "{ jobs(first: 1) { nodes { nope } } }")
       expect(invalid.json.extensions.cost.requestedQueryCost).toBe(0)
+    })
+  )
+
+  it.scopedLive("the line items' totalCount a page of jobs asks costs one point per line item slot asked, one per line item returned; the estimate is the service's", () =>
+    Effect.gen(function* () {
+      const emu = yield* makeTestEmulator({ jobs: 30, limits: { maxPoints: 1_000_000, restoreRate: 1_000_000 } })
+      const { access_token } = yield* connect(emu)
+      const withCount = print(jobsStream.document)
+      // the one totalCount of the page: its line items'
+      expect(withCount.match(/\btotalCount\b/g)).toHaveLength(1)
+      const withoutCount = withCount.replace(/\btotalCount\b/, "")
+      const variables = { first: 25, offset: 0, lineItemsFirst: 20 }
+      const [a, b] = [yield* graphql(emu, access_token, withCount, { variables }), yield* graphql(emu, access_token, withoutCount, { variables })]
+      expect(a.json.errors).toBeUndefined()
+      const items = (a.json.data.jobs.nodes as ReadonlyArray<{ lineItems: { nodes: ReadonlyArray<unknown>; totalCount: number } }>).reduce((n, j) => n + j.lineItems.nodes.length, 0)
+      expect(items).toBeGreaterThan(25)
+      // the estimate the budget paces by counts the line items' totalCount as the service does (it stays above the
+      // service's requested cost by the custom fields, a plain list it counts as its whole selection)
+      const estimated = [estimateQueryCost(jobsStream.document, variables), estimateQueryCost(gql(withoutCount), variables)]
+      expect(a.json.extensions.cost.requestedQueryCost - b.json.extensions.cost.requestedQueryCost).toBe(25 * 20)
+      expect(estimated[0]! - estimated[1]!).toBe(25 * 20)
+      expect(estimated[0]).toBeGreaterThanOrEqual(a.json.extensions.cost.requestedQueryCost)
+      expect(a.json.extensions.cost.actualQueryCost - b.json.extensions.cost.actualQueryCost).toBe(items)
     })
   )
 

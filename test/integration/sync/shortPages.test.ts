@@ -212,6 +212,18 @@ layer(syncHarness({ accounts: 1, jobs: 300, limits: { maxPoints: 150, restoreRat
   }
 )
 
+/** The first account's backfill, failed on the jobs stream's connection shape (`where`: from the position on); its id. */
+const backfillFails = (where: string) =>
+  Effect.gen(function* () {
+    const { accounts } = yield* TestEmulator
+    const accountId = accounts[0]!.accountId
+    yield* connectAccount(accountId)
+    const [report] = yield* (yield* SyncRunner).run({ mode: "backfill" })
+    expect(report!.outcome).toBe("failed")
+    expect(report!.message).toBe(`jobs: account ${accountId}, stream jobs: unexpected connection shape (${where}`)
+    return accountId
+  })
+
 /** A service whose pages say nothing about whether the list goes on (no pageInfo). */
 const noPageInfo = serviceProxy({
   after: ({ operationName, variables, answer }) => {
@@ -227,15 +239,33 @@ layer(syncHarness({ accounts: 1, jobs: 300, limits: generous }, { serviceUrl: no
   (it) => {
     it.effect("fails the stream naming the account, the stream and the position: never taken for the end of the list", () =>
       Effect.gen(function* () {
-        const { accounts } = yield* TestEmulator
-        const accountId = accounts[0]!.accountId
-        yield* connectAccount(accountId)
-        const [report] = yield* (yield* SyncRunner).run({ mode: "backfill" })
-        expect(report!.outcome).toBe("failed")
-        expect(report!.message).toBe(`jobs: account ${accountId}, stream jobs: unexpected connection shape (page at position 99): pageInfo: is missing`)
+        const accountId = yield* backfillFails("page at position 99): pageInfo: is missing")
         // the pass is not finished: the next run resumes it after the first page
         expect(Option.getOrThrow(yield* (yield* Checkpoints).read(accountId, "jobs"))).toMatchObject({ passKind: "full", position: 100 })
       })
     )
   }
 )
+
+/** A service that answers a job's line items without the totalCount asked (nothing then proves a missing one gone). */
+const noChildCount = serviceProxy({
+  after: ({ operationName, answer }) => {
+    if (operationName !== "JobsPage") return answer
+    const json = JSON.parse(answer)
+    delete json.data.jobs.nodes[3].lineItems.totalCount
+    return JSON.stringify(json)
+  }
+})
+
+layer(
+  syncHarness({ accounts: 1, jobs: 50, limits: generous }, { serviceUrl: noChildCount, env: { SYNC_STREAMS: "jobs", SYNC_EXCLUDE_FIELDS: "jobs.customFields" } }),
+  { timeout: 60_000, excludeTestServices: true }
+)("line items without their count", (it) => {
+  it.effect("fail the stream naming the field and the position: a parent's line items are never landed without what proves the missing ones gone", () =>
+    Effect.gen(function* () {
+      const accountId = yield* backfillFails("page at position 0): lineItems: totalCount: is missing")
+      const sql = yield* SqlClient.SqlClient
+      expect((yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM job_line_items WHERE account_id = ${accountId}`)[0]!.n).toBe(0)
+    })
+  )
+})
