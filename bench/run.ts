@@ -1,7 +1,7 @@
 /**
  * `npm run bench [-- --quick] [-- --only budget,landing,writePath,memory,accounts,exactness,freshness,wholeAccount,scale,history] [-- --out file]`
  *   sizes: --landing-jobs N --write-path-jobs N --history-jobs N --budget-jobs N --budget-max-points P --floor S --memory-jobs N,M --concurrency a,b,c --exactness-jobs N
- *          --freshness-accounts N --freshness-seconds S --edits-per-second R --burst-per-second R
+ *          --freshness-accounts N --freshness-seconds S --edits-per-second R --burst-per-second R --burst-load-workers N --burst-load-jobs N
  *          --whole-account-jobs N --whole-account-max-points P --whole-account-floor S
  *          --scale-accounts N --scale-jobs N --scale-processes a,b,c --scale-concurrency N --scale-one-worker-accounts N
  * Prints a table and writes bench/results.json (with --only: into the existing file, replacing only what ran). See
@@ -38,7 +38,9 @@ const options: BenchOptions = {
     ...(flag("freshness-accounts") ? { accounts: Number(flag("freshness-accounts")) } : {}),
     ...(flag("freshness-seconds") ? { seconds: Number(flag("freshness-seconds")) } : {}),
     ...(flag("edits-per-second") ? { editsPerSecond: Number(flag("edits-per-second")) } : {}),
-    ...(flag("burst-per-second") ? { burstPerSecond: Number(flag("burst-per-second")) } : {})
+    ...(flag("burst-per-second") ? { burstPerSecond: Number(flag("burst-per-second")) } : {}),
+    ...(flag("burst-load-workers") ? { burstLoadWorkers: Number(flag("burst-load-workers")) } : {}),
+    ...(flag("burst-load-jobs") ? { burstLoadJobs: Number(flag("burst-load-jobs")) } : {})
   },
   ...(flag("whole-account-jobs") ? { wholeAccountJobs: Number(flag("whole-account-jobs")) } : {}),
   ...(flag("whole-account-max-points") ? { wholeAccountMaxPoints: Number(flag("whole-account-max-points")) } : {}),

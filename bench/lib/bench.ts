@@ -59,7 +59,7 @@ export const defaultOptions: BenchOptions = {
   concurrencies: [4, 16, 50],
   accountsRestoreRate: 8_000,
   exactnessJobs: 50_000,
-  freshness: { accounts: 20, jobsPerAccount: 1_000, editsPerSecond: 4, seconds: 30, burstPerSecond: 200, burstSeconds: 5 },
+  freshness: { accounts: 20, jobsPerAccount: 1_000, editsPerSecond: 4, seconds: 30, burstPerSecond: 500, burstSeconds: 5, burstLoadWorkers: 2, burstLoadJobs: 100_000 },
   // ~375 points a job with everything it carries (its client, visits, invoices...): ~2.2 M points for a 45 s floor
   // at ~48,000 points/s. The bucket holds 2 s of restore: pages are sized so that their requested cost (a full inner
   // page of 20 line items a parent: 3.5 x what they cost) fits it, and a bucket that filled in half a second would sit
@@ -85,7 +85,7 @@ export const quickOptions: BenchOptions = {
   concurrencies: [2, 6],
   accountsRestoreRate: 4_000,
   exactnessJobs: 2_000,
-  freshness: { accounts: 4, jobsPerAccount: 200, editsPerSecond: 4, seconds: 4, burstPerSecond: 200, burstSeconds: 1 },
+  freshness: { accounts: 4, jobsPerAccount: 200, editsPerSecond: 4, seconds: 4, burstPerSecond: 200, burstSeconds: 1, burstLoadWorkers: 2, burstLoadJobs: 5_000 },
   wholeAccountJobs: 150,
   wholeAccountMaxPoints: 10_000,
   wholeAccountFloorSec: 4,
@@ -186,7 +186,7 @@ export const runBench = (options: BenchOptions, command: string) =>
         const f = options.freshness
         yield* say(
           `freshness: ${f.accounts} accounts x ${f.jobsPerAccount} jobs at the default bucket, ${f.editsPerSecond} edits/s for ${f.seconds} s through serve's webhooks, ` +
-            `then an incremental sync over the same edits, then a burst of ${f.burstPerSecond} deliveries/s for ${f.burstSeconds} s`
+            `then an incremental sync over the same edits, then a burst of ${f.burstPerSecond} deliveries/s for ${f.burstSeconds} s while ${f.burstLoadWorkers} workers backfill ${f.burstLoadJobs} jobs each`
         )
         const freshness = yield* freshnessBench(emulator, f)
         results = { ...results, freshness: { ...freshness, goal: { p99Seconds: 5, ratioToNodeCost: 1.1, webhookAnswerP99Ms: 100 } } }

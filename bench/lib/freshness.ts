@@ -1,5 +1,5 @@
 import { SqlClient } from "@effect/sql"
-import { Duration, Effect, type Scope } from "effect"
+import { Duration, Effect, Exit, Scope } from "effect"
 import { spawn } from "node:child_process"
 import * as net from "node:net"
 import { estimateQueryCost } from "../../src/api/costEstimate.js"
@@ -7,7 +7,7 @@ import type { EmulatorAdmin, WebhookDeliveryInfo } from "../../src/emulator/Emul
 import { jobScalarsStream } from "../../test/support/jobsOnly.js"
 import { SyncRunner } from "../../src/sync/SyncRunner.js"
 import { connectAndBackfill, newAccount, unlimited } from "./benchmarks.js"
-import { childEnv, connectorLayer, settingsFor } from "./connector.js"
+import { childEnv, connectAccount, connectorLayer, type Env, settingsFor } from "./connector.js"
 import { benchDatabaseUrl, freshSchemaName } from "./database.js"
 import { BenchError } from "./errors.js"
 import { binPath, nodeArgs, nodeEnv, type EmulatorProcess, stopChild } from "./emulatorProcess.js"
@@ -26,6 +26,12 @@ export interface FreshnessOptions {
   /** The burst that measures the webhook answer time: this many deliveries per second for `burstSeconds`. */
   readonly burstPerSecond: number
   readonly burstSeconds: number
+  /**
+   * The load the burst is answered under: this many `worker` processes (WORKERS=true, serve enqueuing for them) each
+   * backfilling an account of `burstLoadJobs` jobs (~200 rows/s each) on the same Postgres.
+   */
+  readonly burstLoadWorkers: number
+  readonly burstLoadJobs: number
 }
 
 export interface FreshnessResult {
@@ -49,7 +55,16 @@ export interface FreshnessResult {
   /** p99 of serve's answer time to a webhook (measured at the sender, the emulator) in the burst. */
   readonly webhookAnswerP99Ms: number
   readonly webhookAnswerP99MsSteady: number
-  readonly burst: { readonly deliveries: number; readonly perSecond: number; readonly p50Ms: number; readonly p99Ms: number; readonly maxMs: number }
+  readonly burst: {
+    readonly deliveries: number
+    readonly perSecond: number
+    readonly p50Ms: number
+    readonly p99Ms: number
+    readonly maxMs: number
+    /** Worker processes backfilling through the burst, and the rows their backfills landed while it was sent. */
+    readonly loadWorkers: number
+    readonly loadRowsDuringBurst: number
+  }
   readonly polling: {
     readonly everyMinutes: number
     readonly p50Seconds: number
@@ -103,21 +118,25 @@ const waitUntil = <E, R>(step: string, check: Effect.Effect<boolean, E, R>, limi
     }
   })
 
-/** `account-sync serve` as a child on `port` until the scope closes; ready once /healthz answers. */
-const startServe = (env: Record<string, string>, port: number): Effect.Effect<void, BenchError, Scope.Scope> =>
+/** `account-sync <args>` as a child until the scope closes; the tail of its stderr. */
+const startCommand = (args: ReadonlyArray<string>, env: Env) =>
   Effect.gen(function* () {
     let tail = ""
     const child = yield* Effect.acquireRelease(
       Effect.sync(() => {
-        const c = spawn(process.execPath, [...nodeArgs, binPath, "serve", "--port", String(port), "--host", "127.0.0.1"], {
-          env: { ...process.env, ...nodeEnv, LOG_LEVEL: "WARN", ...env },
-          stdio: ["ignore", "ignore", "pipe"]
-        })
+        const c = spawn(process.execPath, [...nodeArgs, binPath, ...args], { env: { ...process.env, ...nodeEnv, LOG_LEVEL: "WARN", ...env }, stdio: ["ignore", "ignore", "pipe"] })
         c.stderr!.on("data", (chunk: Buffer) => void (tail = (tail + chunk.toString()).slice(-4000)))
         return c
       }),
       stopChild
     )
+    return { child, tail: () => tail }
+  })
+
+/** `account-sync serve` as a child on `port` until the scope closes; ready once /healthz answers. */
+const startServe = (env: Env, port: number): Effect.Effect<void, BenchError, Scope.Scope> =>
+  Effect.gen(function* () {
+    const { child, tail } = yield* startCommand(["serve", "--port", String(port), "--host", "127.0.0.1"], env)
     yield* waitUntil(
       "serve start",
       Effect.promise(() =>
@@ -125,7 +144,7 @@ const startServe = (env: Record<string, string>, port: number): Effect.Effect<vo
           (r) => r.ok,
           () => false
         )
-      ).pipe(Effect.flatMap((ok) => (child.exitCode !== null ? new BenchError({ step: "serve start", reason: `exited with ${child.exitCode}: ${tail}` }) : Effect.succeed(ok)))),
+      ).pipe(Effect.flatMap((ok) => (child.exitCode !== null ? new BenchError({ step: "serve start", reason: `exited with ${child.exitCode}: ${tail()}` }) : Effect.succeed(ok)))),
       60_000
     )
   })
@@ -160,22 +179,34 @@ const queueDrained = waitUntil(
 
 const answerTimes = (deliveries: ReadonlyArray<WebhookDeliveryInfo>) => deliveries.flatMap((d) => (d.answerMs === undefined ? [] : [d.answerMs]))
 
+/** What one job costs in a page (its fields; the query's own point not counted). */
+const nodeCostOf = () => estimateQueryCost(jobScalarsStream.document, { first: 1, offset: 0 }) - 1
+
 export const freshnessBench = (emulator: EmulatorProcess, options: FreshnessOptions) =>
   Effect.gen(function* () {
     const admin = emulator.admin
     const ids = yield* Effect.forEach(Array.from({ length: options.accounts }), () => newAccount(emulator, options.jobsPerAccount, unlimited), { concurrency: 8 })
+    // the load's buckets hold its backfills to ~200 rows/s each: unthrottled, they saturate the emulator (one process,
+    // also the sender whose clock measures the answers; 2 cores), and the figure would time the emulator, not serve
+    const loadLimits = { maxPoints: 20_000, restoreRate: 200 * nodeCostOf() }
+    const loadIds = yield* Effect.forEach(Array.from({ length: options.burstLoadWorkers }), () => newAccount(emulator, options.burstLoadJobs, loadLimits), { concurrency: 2 })
     const schema = freshSchemaName("benchfresh")
     // every run of `sync` makes its incremental pass, events or not: the polling side is measured, not skipped
     const settings = { ...settingsFor(emulator), SYNC_INCREMENTAL_EVERY_WITH_EVENTS: "0 seconds" }
-    const nodeCost = estimateQueryCost(jobScalarsStream.document, { first: 1, offset: 0 }) - 1
 
     return yield* Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
       yield* connectAndBackfill(ids, 4)
       // the service's default bucket from here on
       yield* Effect.forEach(ids, (accountId) => admin.setLimits({ maxPoints: 10_000, restoreRate: 500, clientId: emulator.clientId, accountId }), { discard: true })
+      const env = childEnv(settings, benchDatabaseUrl(), schema)
+      const topics = ["JOB_CREATE", "JOB_UPDATE", "JOB_DESTROY"]
+      // serve with its own consumer for phases 1 and 2; phase 3 runs serve beside workers
+      const alone = yield* Scope.make()
+      yield* Effect.addFinalizer(() => Scope.close(alone, Exit.void))
       const port = yield* freePort
-      yield* startServe(childEnv(settings, benchDatabaseUrl(), schema), port)
-      yield* admin.updateApp({ clientId: emulator.clientId, webhookUrl: `http://127.0.0.1:${port}/webhooks`, webhookTopics: ["JOB_CREATE", "JOB_UPDATE", "JOB_DESTROY"] })
+      yield* startServe(env, port).pipe(Scope.extend(alone))
+      yield* admin.updateApp({ clientId: emulator.clientId, webhookUrl: `http://127.0.0.1:${port}/webhooks`, webhookTopics: topics })
       yield* admin.setWebhookOptions({})
 
       // 1. a steady stream of edits, one account after another
@@ -200,7 +231,6 @@ export const freshnessBench = (emulator: EmulatorProcess, options: FreshnessOpti
       const steadyDeliveries = (yield* admin.webhookDeliveries()).slice(deliveriesBefore)
 
       // each changed row as the service has it now, and when it landed
-      const sql = yield* SqlClient.SqlClient
       const lags: Array<number> = []
       for (const accountId of ids) {
         const edited = [...lastEdit.values()].filter((e) => e.accountId === accountId)
@@ -231,7 +261,34 @@ export const freshnessBench = (emulator: EmulatorProcess, options: FreshnessOpti
       const pollPoints = (yield* pointsOf(admin, ids)) - pollPointsBefore
       const polled = pollingLags(editOffsets, POLL_MINUTES * 60, runSeconds)
 
-      // 3. a burst at `burstPerSecond` deliveries: serve's answer time as the sender sees it
+      // 3. a burst at `burstPerSecond` deliveries, serve's answer time as the sender sees it, while `burstLoadWorkers`
+      // workers backfill on the same Postgres: serve as deployed beside them (WORKERS=true: it records each delivery and
+      // enqueues the account's events job; the workers apply them)
+      yield* Scope.close(alone, Exit.void)
+      const queueSchema = `${schema}_queue`
+      yield* Effect.addFinalizer(() => sql.unsafe(`DROP SCHEMA IF EXISTS ${queueSchema} CASCADE`).pipe(Effect.ignore))
+      const withWorkers: Env = { ...env, WORKERS: "true", QUEUE_POLL_INTERVAL: "500 millis", QUEUE_SCHEDULE: "0 0 1 1 *" }
+      const burstPort = yield* freePort
+      yield* startServe(withWorkers, burstPort)
+      yield* admin.updateApp({ clientId: emulator.clientId, webhookUrl: `http://127.0.0.1:${burstPort}/webhooks`, webhookTopics: topics })
+      yield* Effect.forEach(loadIds, connectAccount, { concurrency: 2, discard: true })
+      // each worker ticks the schedule at start: the load accounts, never synced, are due for their backfill
+      const workers = yield* Effect.forEach(loadIds, () => startCommand(["worker", "--concurrency", "4"], withWorkers))
+      const loadRows =
+        loadIds.length === 0
+          ? Effect.succeed(0)
+          : Effect.map(sql<{ n: number }>`SELECT count(*)::int AS n FROM jobs WHERE account_id IN ${sql.in(loadIds)}`, (r) => r[0]?.n ?? 0)
+      if (loadIds.length > 0) {
+        yield* waitUntil(
+          "load backfills",
+          Effect.flatMap(loadRows, (n) => {
+            const exited = workers.find((w) => w.child.exitCode !== null)
+            return exited ? new BenchError({ step: "load workers", reason: `exited with ${exited.child.exitCode}: ${exited.tail()}` }) : Effect.succeed(n > 0)
+          }),
+          120_000
+        )
+      }
+      const loadRowsBefore = yield* loadRows
       const burstFrom = (yield* admin.webhookDeliveries()).length
       // edits in groups of a few (about 40 admin calls a second), each group when its share of the rate is due
       const perCall = Math.max(1, Math.round(options.burstPerSecond / 40))
@@ -246,6 +303,7 @@ export const freshnessBench = (emulator: EmulatorProcess, options: FreshnessOpti
       }
       const burstWallSec = Math.max((performance.now() - burstStarted) / 1000, burstTotal / options.burstPerSecond)
       yield* deliveredSince(admin, burstFrom)
+      const loadRowsDuringBurst = (yield* loadRows) - loadRowsBefore
       yield* queueDrained
       const burst = (yield* admin.webhookDeliveries()).slice(burstFrom)
       const burstTimes = answerTimes(burst)
@@ -262,8 +320,8 @@ export const freshnessBench = (emulator: EmulatorProcess, options: FreshnessOpti
         maxSeconds: Math.max(...lags),
         pointsPerChangedRow: points / lastEdit.size,
         points,
-        nodeCost,
-        ratioToNodeCost: points / lastEdit.size / nodeCost,
+        nodeCost: nodeCostOf(),
+        ratioToNodeCost: points / lastEdit.size / nodeCostOf(),
         webhookAnswerP99Ms: quantile(burstTimes, 0.99),
         webhookAnswerP99MsSteady: quantile(answerTimes(steadyDeliveries), 0.99),
         burst: {
@@ -271,7 +329,9 @@ export const freshnessBench = (emulator: EmulatorProcess, options: FreshnessOpti
           perSecond: burst.length / burstWallSec,
           p50Ms: quantile(burstTimes, 0.5),
           p99Ms: quantile(burstTimes, 0.99),
-          maxMs: Math.max(...burstTimes)
+          maxMs: Math.max(...burstTimes),
+          loadWorkers: workers.length,
+          loadRowsDuringBurst
         },
         polling: {
           everyMinutes: POLL_MINUTES,

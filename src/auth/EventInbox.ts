@@ -1,9 +1,10 @@
 import { SqlClient, type SqlError } from "@effect/sql"
-import { Clock, Context, Effect, Either, Layer, Metric, Option, Ref, Schema } from "effect"
+import { Clock, Context, Effect, Either, Layer, Metric, Option, Queue, Ref, Schema } from "effect"
 import * as crypto from "node:crypto"
 import { webhookTopicNames } from "../api/serviceSchema.js"
 import { isDataException } from "../db/connectionRetry.js"
-import { EventQueue, firstAttemptAt, maxAheadMs } from "../events/EventQueue.js"
+import { makeGroupCommit } from "../db/groupCommit.js"
+import { EventQueue, firstAttemptAt, maxAheadMs, type ReceivedEvent } from "../events/EventQueue.js"
 import * as Metrics from "../observability/metrics.js"
 import { matchAccount } from "./accountIds.js"
 import { WorkNotices } from "./WorkNotices.js"
@@ -40,6 +41,9 @@ export const topicLabel = (topic: string): string => (knownTopics.has(topic) ? t
 const fieldWithNul = (event: typeof WebHookEvent.Type) =>
   (["topic", "appId", "accountId", "itemId", "occuredAt"] as const).find((field) => event[field].includes("\u0000"))
 
+/** The most deliveries one INSERT records (11 parameters each). */
+const maxGroup = 500
+
 /**
  * What became of a delivery: recorded for the consumer (Queued), applied at once (APP_DISCONNECT), recorded for an
  * account no connection matches (Unmatched: `status` shows it), or already recorded (Duplicate).
@@ -65,13 +69,53 @@ export class EventInbox extends Context.Tag("account-sync/EventInbox")<
   }
 >() {}
 
-export const EventInboxLive = Layer.effect(
+export const EventInboxLive = Layer.scoped(
   EventInbox,
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const settings = yield* OAuthClient
     const connections = yield* Connections
     const queue = yield* EventQueue
+
+    // Deliveries that arrive while one group's INSERT runs are recorded together by the next (group commit): under
+    // load one statement and one commit for a group, not one each waiting for a pooled connection. A value Postgres
+    // refuses (SQLSTATE class 22) fails the group's statement: each of its deliveries is then recorded alone, so only
+    // the bad one is refused.
+    const record = yield* makeGroupCommit(
+      (events: ReadonlyArray<ReceivedEvent>) =>
+        queue.enqueueMany(events).pipe(
+          Effect.map((news) => news.map((recorded) => Either.right<boolean>(recorded))),
+          Effect.catchIf(
+            (e) => events.length > 1 && isDataException(e),
+            () => Effect.forEach(events, (event) => Effect.either(queue.enqueue(event)))
+          )
+        ),
+      maxGroup
+    )
+
+    // With workers (WorkNotices in the request's context), the events job is enqueued after the answer, off its path:
+    // the recorded row is what counts (if this process dies first, the schedule's next tick finds the account's events
+    // due and enqueues the job). The notices waiting are sent together, one per account (its earliest due time; repeats
+    // collapse into that job anyway).
+    type Notice = { readonly notices: WorkNotices["Type"]; readonly accountId: string; readonly dueAt: Date }
+    const noticesDue = yield* Effect.acquireRelease(Queue.unbounded<Notice>(), Queue.shutdown)
+    yield* Queue.takeBetween(noticesDue, 1, Number.MAX_SAFE_INTEGER).pipe(
+      Effect.flatMap((waiting) => {
+        const earliest = new Map<string, Notice>()
+        for (const notice of waiting) {
+          const known = earliest.get(notice.accountId)
+          if (known === undefined || notice.dueAt < known.dueAt) earliest.set(notice.accountId, notice)
+        }
+        return Effect.forEach(
+          earliest.values(),
+          ({ notices, accountId, dueAt }) =>
+            notices.changed(accountId, dueAt).pipe(Effect.catchAll((e) => Effect.logWarning(`${e.message} (the schedule's next tick will enqueue it)`))),
+          { discard: true }
+        )
+      }),
+      Effect.forever,
+      Effect.forkScoped
+    )
 
     const ourAppIds = new Set([settings.clientId, ...Option.toArray(settings.appId)])
     // connection rows are never deleted: an id matched once matches for good, so the ids are read again only when a
@@ -113,18 +157,19 @@ export const EventInboxLive = Layer.effect(
         }
         const accountId = yield* matchConnected(event.accountId)
         const disconnect = event.topic === "APP_DISCONNECT"
-        const record = Effect.gen(function* () {
-          const recorded = yield* queue.enqueue({
-            eventId,
-            topic: event.topic,
-            appId: event.appId,
-            accountId: accountId ?? null,
-            sentAccountId: event.accountId,
-            itemId: event.itemId,
-            occurredAt: new Date(occurredMs),
-            receivedAt: new Date(receivedMs),
-            applied: disconnect
-          })
+        const received: ReceivedEvent = {
+          eventId,
+          topic: event.topic,
+          appId: event.appId,
+          accountId: accountId ?? null,
+          sentAccountId: event.accountId,
+          itemId: event.itemId,
+          occurredAt: new Date(occurredMs),
+          receivedAt: new Date(receivedMs),
+          applied: disconnect
+        }
+        const recordAndApply = Effect.gen(function* () {
+          const recorded = yield* (disconnect ? queue.enqueue(received) : record(received))
           const base = { topic: event.topic, accountId: accountId ?? event.accountId }
           if (!recorded) return { _tag: "Duplicate" as const, ...base }
           if (accountId === undefined) return { _tag: "Unmatched" as const, ...base }
@@ -134,19 +179,15 @@ export const EventInboxLive = Layer.effect(
           })
           return { _tag: "Applied" as const, ...base, changed }
         })
-        // a change event is one statement (its own transaction); APP_DISCONNECT commits with the disconnect it applies
-        const outcome = yield* (disconnect ? sql.withTransaction(record) : record).pipe(
+        // a change event is recorded with its group (answered once that commits); APP_DISCONNECT commits with the disconnect it applies
+        const outcome = yield* (disconnect ? sql.withTransaction(recordAndApply) : recordAndApply).pipe(
           // a value Postgres refuses (SQLSTATE class 22) is the delivery's fault: the same body would be refused forever
           Effect.catchIf(isDataException, (e) => new WebhookMalformed({ reason: `it cannot be stored: ${e.cause instanceof Error ? e.cause.message : e.message}` }))
         )
         // with workers: an events job for the account, due when the change has settled (repeats collapse into it)
-        if (outcome._tag === "Queued" && accountId !== undefined) {
-          const notices = yield* Effect.serviceOption(WorkNotices)
-          if (Option.isSome(notices)) {
-            yield* notices.value.changed(accountId, firstAttemptAt(new Date(occurredMs), new Date(receivedMs))).pipe(
-              Effect.catchAll((e) => Effect.logWarning(`${e.message} (the schedule's next tick will enqueue it)`))
-            )
-          }
+        const notices = yield* Effect.serviceOption(WorkNotices)
+        if (outcome._tag === "Queued" && accountId !== undefined && Option.isSome(notices)) {
+          yield* Queue.offer(noticesDue, { notices: notices.value, accountId, dueAt: firstAttemptAt(received.occurredAt, received.receivedAt) })
         }
         yield* outcome._tag === "Duplicate"
           ? Metric.increment(Metrics.eventDuplicates)

@@ -110,6 +110,11 @@ export class EventQueue extends Context.Tag("account-sync/EventQueue")<
      * the surrounding transaction (APP_DISCONNECT commits with the disconnect it applies).
      */
     readonly enqueue: (event: ReceivedEvent) => Effect.Effect<boolean, SqlError.SqlError>
+    /**
+     * Records deliveries in one statement (one commit when there is no surrounding transaction): for each, in order,
+     * whether it was new (false: recorded before, or earlier in `events`).
+     */
+    readonly enqueueMany: (events: ReadonlyArray<ReceivedEvent>) => Effect.Effect<ReadonlyArray<boolean>, SqlError.SqlError>
     /** Accounts with an event due (pending, its time come). */
     readonly accountsDue: (now: Date) => Effect.Effect<ReadonlyArray<string>, SqlError.SqlError>
     /** When the account's next pending event is due (a retry's backoff, a change still settling); null: none pending. */
@@ -147,19 +152,36 @@ export const EventQueueLive = Layer.effect(
   EventQueue,
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
+    const rowOf = (e: ReceivedEvent) => {
+      const state = e.accountId === null ? "unmatched" : e.applied ? "applied" : "pending"
+      return {
+        event_id: e.eventId,
+        topic: e.topic,
+        app_id: e.appId,
+        account_id: e.accountId,
+        sent_account_id: e.sentAccountId,
+        item_id: e.itemId,
+        occurred_at: e.occurredAt,
+        received_at: e.receivedAt,
+        state,
+        next_attempt_at: firstAttemptAt(e.occurredAt, e.receivedAt),
+        applied_at: state === "applied" ? e.receivedAt : null
+      }
+    }
     const insert = SqlSchema.findAll({
       Request: Schema.Any,
       Result: IdRow,
-      execute: (e: ReceivedEvent) => {
-        const state = e.accountId === null ? "unmatched" : e.applied ? "applied" : "pending"
-        return sql`
-          INSERT INTO webhook_events (event_id, topic, app_id, account_id, sent_account_id, item_id, occurred_at, received_at, state,
-            next_attempt_at, applied_at)
-          VALUES (${e.eventId}, ${e.topic}, ${e.appId}, ${e.accountId}, ${e.sentAccountId}, ${e.itemId}, ${e.occurredAt}, ${e.receivedAt}, ${state},
-            ${firstAttemptAt(e.occurredAt, e.receivedAt)}, ${state === "applied" ? e.receivedAt : null})
-          ON CONFLICT (event_id) DO NOTHING RETURNING event_id`
-      }
+      execute: (events: ReadonlyArray<ReceivedEvent>) =>
+        sql`INSERT INTO webhook_events ${sql.insert(events.map(rowOf))} ON CONFLICT (event_id) DO NOTHING RETURNING event_id`
     })
+    const enqueueMany = (events: ReadonlyArray<ReceivedEvent>) =>
+      events.length === 0
+        ? Effect.succeed([])
+        : Effect.map(rowsOrDie(insert(events)), (rows) => {
+            // an id repeated within `events` is inserted once: new for its first occurrence only
+            const inserted = new Set(rows.map((r) => r.event_id))
+            return events.map((e) => inserted.delete(e.eventId))
+          })
     const accountsDue = SqlSchema.findAll({
       Request: Schema.DateFromSelf,
       Result: AccountRow,
@@ -238,7 +260,8 @@ export const EventQueueLive = Layer.effect(
 
     return EventQueue.of({
       // one statement: in the caller's transaction when there is one, so it is not repeated here on a lost session
-      enqueue: (event) => Effect.map(rowsOrDie(insert(event)), (rows) => rows.length > 0),
+      enqueue: (event) => Effect.map(enqueueMany([event]), (news) => news[0]!),
+      enqueueMany,
       ...retryingOnConnectionLoss({
         accountsDue: (now: Date) => Effect.map(rowsOrDie(accountsDue(now)), (rows) => rows.map((r) => r.account_id)),
         nextAttemptAt: (accountId: string) => Effect.map(rowsOrDie(nextAttempt(accountId)), (r) => r.at),

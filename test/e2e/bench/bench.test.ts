@@ -25,7 +25,7 @@ describe("npm run bench (smoke)", () => {
             jobsPerAccount: 200,
             concurrencies: [4],
             exactnessJobs: 1_000,
-            freshness: { accounts: 3, jobsPerAccount: 150, editsPerSecond: 4, seconds: 3, burstPerSecond: 100, burstSeconds: 1 }
+            freshness: { accounts: 3, jobsPerAccount: 150, editsPerSecond: 4, seconds: 3, burstPerSecond: 100, burstSeconds: 1, burstLoadWorkers: 2, burstLoadJobs: 20_000 }
           },
           "smoke"
         )
@@ -101,6 +101,9 @@ describe("npm run bench (smoke)", () => {
         expect(Math.abs(f.polling.p99Seconds - (891 + f.polling.runSeconds))).toBeLessThanOrEqual(1)
         expect(f.polling.pointsPerChangedRow).toBeGreaterThanOrEqual(f.nodeCost)
         expect(f.burst.deliveries).toBe(100)
+        // answered while the two workers' backfills landed rows on the same Postgres
+        expect(f.burst.loadWorkers).toBe(2)
+        expect(f.burst.loadRowsDuringBurst).toBeGreaterThan(0)
         expect(f.webhookAnswerP99Ms).toBeGreaterThan(0)
         expect(f.webhookAnswerP99Ms).toBeLessThanOrEqual(f.burst.maxMs)
       }),
