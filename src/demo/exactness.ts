@@ -74,10 +74,9 @@ export const compareStream = (admin: EmulatorAdmin, stream: AnyStream, accountId
     const listed = yield* admin.listRecords({ accountId, collection: stream.connection, ...(servedTo === undefined ? {} : { servedTo }) })
     const service = new Map(listed.map((r) => [String(r.id), r]))
     // served to one app: the records the service has but withholds from it are neither missing nor deleted
-    const withheld =
-      servedTo === undefined
-        ? new Set<string>()
-        : new Set((yield* admin.listRecords({ accountId, collection: stream.connection })).map((r) => String(r.id)).filter((id) => !service.has(id)))
+    const everyRecord = servedTo === undefined ? listed : yield* admin.listRecords({ accountId, collection: stream.connection })
+    const withheld = new Set(everyRecord.map((r) => String(r.id)).filter((id) => !service.has(id)))
+    const unserved = new Map(everyRecord.map((r) => [String(r.id), r]))
     const rows = new Map((yield* sql<Record<string, unknown>>`SELECT * FROM ${sql(stream.table)} WHERE account_id = ${accountId}`).map((r) => [String(r.id), r]))
     const examples: Array<string> = []
     const note = (s: string) => void (examples.length < 3 && examples.push(s))
@@ -122,7 +121,15 @@ export const compareStream = (admin: EmulatorAdmin, stream: AnyStream, accountId
       for (const [id, record] of service) {
         const items = (record[child.field] as ReadonlyArray<Record<string, unknown>> | undefined) ?? []
         const landed = new Map((byParent.get(id) ?? []).map((r) => [String(r.id), r]))
-        const bad = !sameSet([...landed.keys()], items.map((i) => String(i.id))) || items.some((i) => differs(child.columns, landed.get(String(i.id))!, i) !== undefined)
+        // line items the service has but withholds from the app stay live where they were seen (not proven gone)
+        const servedIds = new Set(items.map((i) => String(i.id)))
+        const withheldItems = new Set(
+          ((unserved.get(id)?.[child.field] as ReadonlyArray<Record<string, unknown>> | undefined) ?? []).map((i) => String(i.id)).filter((i) => !servedIds.has(i))
+        )
+        const keptItems = [...landed.keys()].filter((i) => withheldItems.has(i))
+        keptWithheld += keptItems.length
+        const shown = [...landed.keys()].filter((i) => !withheldItems.has(i))
+        const bad = !sameSet(shown, [...servedIds]) || items.some((i) => differs(child.columns, landed.get(String(i.id))!, i) !== undefined)
         if (bad) {
           nestedMismatched++
           note(`${child.table} of ${id} differ`)
