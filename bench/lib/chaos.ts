@@ -20,6 +20,8 @@ import { benchDatabaseUrl, freshSchemaName } from "./database.js"
 import { BenchError } from "./errors.js"
 import { binPath, nodeArgs, nodeEnv, type EmulatorProcess, startEmulatorProcess } from "./emulatorProcess.js"
 import { type Prng, seeded } from "./prng.js"
+import { accountsHeldBy, backfillsUnderCap, databaseNow, type Hang, hangUntilTaken, runAgainSeconds, secondsUntil } from "./workerFaults.js"
+import { countFencedWrites, type FencedWrites, installWriteLog } from "./writeLog.js"
 
 export interface ChaosOptions {
   readonly seed: number
@@ -52,6 +54,13 @@ export interface ChaosOptions {
    * block): records become withheld, others visible again.
    */
   readonly withholdBlock: number
+  /**
+   * QUEUE_BACKFILLS_AT_ONCE of the backfill pass, fewer than the accounts: backfills wait their turn, and the pass's
+   * first SIGKILL waits for the cap full with backfills waiting and kills the worker holding the most accounts.
+   */
+  readonly backfillCap: number
+  /** SIGSTOPs per pass of the worker holding the most accounts, until a live worker holds them all; then SIGCONT. */
+  readonly hangsPerPass: { readonly backfill: number; readonly full: number }
   readonly keepSchema?: boolean
 }
 
@@ -71,7 +80,9 @@ export const chaosDefaults = (seed: number): ChaosOptions => ({
   churn: { creates: 1, edits: 2, deletes: 1, queries: 15, collections: ["jobs", "invoices"] },
   refreshCommitEvery: 3,
   withhold: 0.2,
-  withholdBlock: 130
+  withholdBlock: 130,
+  backfillCap: 2,
+  hangsPerPass: { backfill: 1, full: 1 }
 })
 
 export interface Check {
@@ -93,6 +104,12 @@ export interface ChaosReport {
   readonly refreshCommitFaults: number
   /** The account whose pages withhold nodes. */
   readonly withheldFrom: string | undefined
+  /** SIGSTOPs of a worker: its accounts, and seconds until a live worker held them all (undefined: not within 60 s). */
+  readonly hangs: ReadonlyArray<{ readonly pass: string } & Hang>
+  /** The SIGKILL made with the backfill cap full: backfills running and waiting, the killed worker's accounts, seconds until each ran again. */
+  readonly capKill: { readonly running: number; readonly waiting: number; readonly accounts: number; readonly runAgainSeconds: number | undefined } | undefined
+  /** Postgres's write log: writes of the warehouse, checkpoints and runs, and those by a process not holding the account's lease. */
+  readonly writeLog: FencedWrites
   readonly checks: ReadonlyArray<Check>
   readonly seconds: number
   readonly ok: boolean
@@ -137,7 +154,9 @@ export const runChaos = (options: ChaosOptions) =>
         QUEUE_RETRY_DELAY_MAX_SECONDS: "5",
         QUEUE_RETRY_LIMIT: "20",
         QUEUE_SCHEDULE: "0 0 1 1 *",
-        SYNC_INCREMENTAL_EVERY: "1 hour"
+        SYNC_INCREMENTAL_EVERY: "1 hour",
+        // a hung worker's leases lapse 10 s after its last renewal (30 s by default)
+        ACCOUNT_LEASE_SECONDS: "10"
       }
       // the bench's own enqueuing (as serve or the schedule would), its sessions not the children's
       const queueLayer = JobQueueLive({ supervise: false, instanceName: "chaos" }).pipe(
@@ -170,6 +189,10 @@ export const runChaos = (options: ChaosOptions) =>
               )
         yield* withhold(options.seed)
         yield* installRefreshCommitFault(options.refreshCommitEvery)
+        const logged = yield* installWriteLog(schema)
+        yield* say(`write log (Postgres triggers) on ${logged.length} tables and account_leases`)
+        const hangs: Array<{ pass: string } & Hang> = []
+        let capKill: ChaosReport["capKill"]
 
         let kills = 0
         let terminations = 0
@@ -208,7 +231,8 @@ export const runChaos = (options: ChaosOptions) =>
           extraEnv: Record<string, string>,
           plannedKills: number,
           window: readonly [number, number],
-          last: boolean
+          last: boolean,
+          plannedHangs = 0
         ) =>
           Effect.gen(function* () {
             const sql = yield* SqlClient.SqlClient
@@ -231,11 +255,14 @@ export const runChaos = (options: ChaosOptions) =>
             let passKills = 0
             let passTerminated = 0
             let passRevoked = false
+            let passHangs = 0
             const [lo, hi] = window
             for (let round = 0; ; round++) {
               const wantKill = passKills < plannedKills || (last && kills < options.minKills)
               const wantTerminate = terminations < options.minTerminations
               const wantRevoke = name === "backfill" && !revokedDone && kills >= 1
+              const wantHang = passHangs < plannedHangs
+              const wantCapKill = name === "backfill" && wantKill && capKill === undefined
               const moment = Math.round(rng.between(lo, hi))
               // until the moment (from the run's start, or the last fault), or the queue drained
               const until = (round === 0 ? runStart : performance.now()) + moment
@@ -260,14 +287,41 @@ export const runChaos = (options: ChaosOptions) =>
                   passTerminated += n
                 }
               }
-              if (wantKill) {
+              if (wantHang) {
+                const held = yield* Effect.forEach(workers, (w) => accountsHeldBy(w.child.pid!))
+                const i = held[0]!.length >= held[1]!.length ? 0 : 1
+                if (held[i]!.length > 0) {
+                  // the live worker lands pages for the accounts before the hung one comes back with what it had in flight
+                  const hang = yield* hangUntilTaken(workers[i]!.child.pid!, 60, Effect.sleep("2 seconds"))
+                  hangs.push({ pass: name, ...hang })
+                  passHangs++
+                  yield* say(`${name}: worker ${workers[i]!.child.pid} SIGSTOPped holding ${hang.accounts.length} account(s), taken by a live worker after ${hang.releaseSeconds?.toFixed(1) ?? "more than 60"} s, SIGCONT`)
+                }
+              }
+              if (wantCapKill) {
+                // the backfill cap full and backfills waiting: the worker holding the most accounts is killed mid-page
+                const full = yield* secondsUntil(performance.now(), 60, Effect.map(backfillsUnderCap(`${schema}_queue`), (c) => c.running >= options.backfillCap && c.waiting > 0))
+                const cap = yield* backfillsUnderCap(`${schema}_queue`)
+                const held = yield* Effect.forEach(workers, (w) => accountsHeldBy(w.child.pid!))
+                const i = held[0]!.length >= held[1]!.length ? 0 : 1
+                const killedAt = yield* databaseNow
+                yield* stopWorker(workers[i]!, "SIGKILL")
+                kills++
+                passKills++
+                workers[i] = spawnWorker(extraEnv)
+                const again = held[i]!.length > 0 ? yield* runAgainSeconds(held[i]!, killedAt, 120) : undefined
+                if (full !== undefined && held[i]!.length > 0) capKill = { ...cap, accounts: held[i]!.length, runAgainSeconds: again }
+                yield* say(
+                  `${name}: SIGKILL with ${cap.running} backfill(s) running, ${cap.waiting} waiting (cap ${options.backfillCap}) of the worker holding ${held[i]!.length} account(s); they ran again after ${again?.toFixed(1) ?? "more than 120"} s`
+                )
+              } else if (wantKill) {
                 const i = rng.int(0, workers.length - 1)
                 yield* stopWorker(workers[i]!, "SIGKILL")
                 kills++
                 passKills++
                 workers[i] = spawnWorker(extraEnv)
               }
-              if (!wantKill && !wantTerminate && !wantRevoke) {
+              if (!wantKill && !wantTerminate && !wantRevoke && !wantHang) {
                 while (!(yield* drained)) {
                   if (performance.now() - t0 > 900_000) return yield* new BenchError({ step: `chaos ${name}`, reason: `the queue did not drain within 15 minutes: ${lastLines(workers[0]!.stderr)}` })
                   yield* Effect.sleep("200 millis")
@@ -277,9 +331,9 @@ export const runChaos = (options: ChaosOptions) =>
             }
             const exits = yield* Effect.forEach(workers, (w) => stopWorker(w, "SIGTERM"))
             const seconds = (performance.now() - t0) / 1000
-            attempts.push({ pass: name, outcome: `${passKills} SIGKILL(s), exits ${exits.map((e) => e.code).join("/")}`, seconds })
+            attempts.push({ pass: name, outcome: `${passKills} SIGKILL(s), ${passHangs} SIGSTOP(s), exits ${exits.map((e) => e.code).join("/")}`, seconds })
             yield* say(
-              `${name}: drained after ${seconds.toFixed(1)} s by two workers, ${passKills} SIGKILL(s)` +
+              `${name}: drained after ${seconds.toFixed(1)} s by two workers, ${passKills} SIGKILL(s), ${passHangs} SIGSTOP(s)` +
                 (passTerminated > 0 ? `, ${passTerminated} backend(s) terminated` : "") +
                 (passRevoked ? `, sandbox session revoked ${revokeTarget}` : "")
             )
@@ -375,7 +429,10 @@ export const runChaos = (options: ChaosOptions) =>
           })
 
         // 1. the backfill under churn, killed and restarted; one account revoked on the way
-        yield* churnDuring("backfill", pass("backfill", backfillJob, {}, options.killsPerPass.backfill, options.killWindowMs.backfill, false))
+        yield* churnDuring(
+          "backfill",
+          pass("backfill", backfillJob, { QUEUE_BACKFILLS_AT_ONCE: String(options.backfillCap) }, options.killsPerPass.backfill, options.killWindowMs.backfill, false, options.hangsPerPass.backfill)
+        )
         if (revoked !== undefined) {
           yield* say(`reconnecting ${revoked} through the OAuth flow (faults on: retried as a user would)`)
           yield* connectAccount(revoked).pipe(Effect.retry({ times: 5, schedule: Schedule.spaced("500 millis") }))
@@ -388,7 +445,7 @@ export const runChaos = (options: ChaosOptions) =>
         }
         // 3. the daily full pass (brought forward) under churn finds the deletions; the withheld set has moved
         yield* withhold(options.seed + 1)
-        yield* churnDuring("full pass", pass("full pass", syncJob, { SYNC_FULL_PASS_EVERY: "1 second" }, options.killsPerPass.full, options.killWindowMs.backfill, true))
+        yield* churnDuring("full pass", pass("full pass", syncJob, { SYNC_FULL_PASS_EVERY: "1 second" }, options.killsPerPass.full, options.killWindowMs.backfill, true, options.hangsPerPass.full))
         // 4. one incremental sync brings what churn edited behind the cursor of a resumed pass; every account's access
         // token has expired, so each refreshes (and rotates) first, and some of those commits lose their session. (Not
         // during the passes above: a SIGKILL between the token endpoint's answer and the write loses a rotation
@@ -438,6 +495,28 @@ export const runChaos = (options: ChaosOptions) =>
           WHERE a.outcome <> 'skipped' AND b.outcome <> 'skipped'
             AND b.started_at < COALESCE(a.finished_at, now()) AND a.started_at < COALESCE(b.finished_at, now())`
         checks.push({ name: "no account had two runs at once (sync_runs intervals of an account never overlap)", ok: overlaps[0]!.n === 0, detail: `${overlaps[0]!.n} overlapping pair(s)` })
+        const writeLog = yield* countFencedWrites
+        checks.push({
+          name: "no write by a fenced worker: Postgres's write log has no write of the warehouse, checkpoints or runs committed while another process held the account's lease",
+          ok: writeLog.writes > 0 && writeLog.takes > 0 && writeLog.fenced + writeLog.unleased === 0,
+          detail:
+            `${writeLog.fenced} by a fenced worker, ${writeLog.unleased} with no lease taken, of ${writeLog.writes} write statements; ${writeLog.takes} lease takes` +
+            (writeLog.examples.length > 0 ? `; ${writeLog.examples.join("; ")}` : "")
+        })
+        const plannedHangs = options.hangsPerPass.backfill + options.hangsPerPass.full
+        checks.push({
+          name: `at least ${plannedHangs} SIGSTOPs of a worker holding accounts, each time a live worker held them all within 60 s, then SIGCONT`,
+          ok: hangs.length >= plannedHangs && hangs.every((h) => h.releaseSeconds !== undefined && h.releaseSeconds <= 60),
+          detail: hangs.length === 0 ? "none" : hangs.map((h) => `${h.pass}: ${h.accounts.length} account(s) in ${h.releaseSeconds?.toFixed(1) ?? "more than 60"} s`).join(", ")
+        })
+        checks.push({
+          name: `a SIGKILL of a worker holding backfills with the cap (${options.backfillCap}) full and backfills waiting: each of its accounts ran again within 30 s`,
+          ok: capKill !== undefined && capKill.runAgainSeconds !== undefined && capKill.runAgainSeconds <= 30,
+          detail:
+            capKill === undefined
+              ? "the cap was never full with backfills waiting at a kill"
+              : `${capKill.running} running, ${capKill.waiting} waiting; ${capKill.accounts} account(s) ran again after ${capKill.runAgainSeconds?.toFixed(1) ?? "more than 120"} s`
+        })
         for (const [table, keys] of [["jobs", ["account_id", "id"]], ["job_line_items", ["account_id", "id"]], ["invoices", ["account_id", "id"]], ["invoice_line_items", ["account_id", "id"]]] as const) {
           const h = yield* checkHistory(sql, table, keys)
           checks.push({
@@ -479,6 +558,9 @@ export const runChaos = (options: ChaosOptions) =>
           churned,
           refreshCommitFaults,
           withheldFrom,
+          hangs,
+          capKill,
+          writeLog,
           checks,
           seconds: (performance.now() - started) / 1000,
           ok: checks.every((c) => c.ok)
@@ -549,6 +631,9 @@ export const renderChaos = (r: ChaosReport): string =>
     `connector SIGKILLs: ${r.kills}; pg_terminate_backend rounds: ${r.terminations} (${r.terminatedBackends} backends); revoked and reconnected: ${r.revoked ?? "none"}`,
     `records changed under the pager: ${r.churned}; refresh commits killed: ${r.refreshCommitFaults}`,
     `nodes withheld from the pages of: ${r.withheldFrom ?? "none"}`,
+    `SIGSTOPs: ${r.hangs.map((h) => `${h.pass} ${h.accounts.length} account(s) taken in ${h.releaseSeconds?.toFixed(1) ?? "-"} s`).join(", ") || "none"}; ` +
+      `SIGKILL with the backfill cap full: ${r.capKill === undefined ? "none" : `${r.capKill.running} running, ${r.capKill.waiting} waiting, ran again in ${r.capKill.runAgainSeconds?.toFixed(1) ?? "-"} s`}`,
+    `write log: ${r.writeLog.writes} write statements, ${r.writeLog.takes} lease takes, ${r.writeLog.fenced} writes by a fenced worker, ${r.writeLog.unleased} unleased`,
     `attempts: ${r.attempts.length} (${r.attempts.map((a) => `${a.pass}: ${a.outcome}`).join(", ")})`,
     ...r.checks.map((c) => `${c.ok ? "PASS" : "FAIL"}  ${c.name}: ${c.detail}`),
     `${r.ok ? "PASS" : "FAIL"} in ${r.seconds.toFixed(0)} s`

@@ -1,6 +1,9 @@
 import { chaosDefaults, type ChaosOptions } from "./chaos.js"
 
-/** The reduced chaos run of the test suite: 2 accounts x 400 jobs (the whole account), 3 kills, 1 termination, a revocation. */
+/**
+ * The reduced chaos run of the test suite: 2 accounts x 400 jobs (the whole account), 3 kills (the first with the
+ * backfill cap of 1 full and the other backfill waiting), 1 SIGSTOP, 1 termination, a revocation.
+ */
 export const quickChaos = (seed: number): ChaosOptions => ({
   ...chaosDefaults(seed),
   accounts: 2,
@@ -15,6 +18,8 @@ export const quickChaos = (seed: number): ChaosOptions => ({
   // made while that listing reads past the row waits for the next full pass, as the README says)
   churn: { ...chaosDefaults(seed).churn, queries: 2 },
   withholdBlock: 40,
+  backfillCap: 1,
+  hangsPerPass: { backfill: 1, full: 0 },
   editsPerPass: 60,
   deletesPerPass: 20
 })

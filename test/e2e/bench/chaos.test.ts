@@ -3,8 +3,10 @@ import { Effect } from "effect"
 import { runChaos } from "../../../bench/lib/chaos.js"
 import { quickChaos } from "../../../bench/lib/chaosQuick.js"
 
-// The chaos run reduced: 2 accounts x 2,500 jobs, the connector child SIGKILLed 3 times, its Postgres sessions
-// terminated, one account revoked by a sandbox session and reconnected, 5xx/drops/truncation/latency throughout.
+// The chaos run reduced: 2 accounts x 400 jobs, a worker SIGKILLed 3 times (once with the backfill cap full and a
+// backfill waiting), SIGSTOPped once until a live worker holds its accounts, its Postgres sessions terminated, one
+// account revoked by a sandbox session and reconnected, 5xx/drops/truncation/latency throughout; Postgres's own write
+// log counts no write by a fenced worker.
 describe("npm run chaos (reduced)", () => {
   it.live(
     "loses nothing: the warehouse equals the emulator, no rotation is lost, no run is left running",
@@ -16,6 +18,10 @@ describe("npm run chaos (reduced)", () => {
         expect(report.kills).toBeGreaterThanOrEqual(3)
         expect(report.terminations).toBeGreaterThanOrEqual(1)
         expect(report.revoked).toBeDefined()
+        expect(report.hangs.length).toBeGreaterThanOrEqual(1)
+        expect(report.capKill?.waiting).toBeGreaterThan(0)
+        expect(report.writeLog).toMatchObject({ fenced: 0, unleased: 0 })
+        expect(report.writeLog.writes).toBeGreaterThan(0)
       }),
     300_000
   )

@@ -1,0 +1,96 @@
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+
+/**
+ * Faults of a `worker` child seen through the account leases (src/sync/AccountLeases.ts): a worker's sessions carry
+ * `<name> worker <host>:<pid>`, and a lease's holder is its session's name and backend pid.
+ */
+const holderOf = (pid: number) => `% worker %:${pid} (pid %`
+
+/** The accounts whose lease worker `pid` holds now (unexpired). */
+export const accountsHeldBy = (pid: number) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Effect.map(
+      Effect.orDie(sql<{ account_id: string }>`SELECT account_id FROM account_leases WHERE holder LIKE ${holderOf(pid)} AND expires_at > now() ORDER BY 1`),
+      (rows) => rows.map((r) => r.account_id)
+    )
+  )
+
+/** How many of `accounts` a live lease of another process than `pid` holds. */
+const takenFrom = (pid: number, accounts: ReadonlyArray<string>) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Effect.map(
+      Effect.orDie(sql<{ n: number }>`
+        SELECT count(*)::int AS n FROM account_leases
+        WHERE account_id IN ${sql.in(accounts)} AND holder NOT LIKE ${holderOf(pid)} AND expires_at > now()`),
+      (rows) => rows[0]?.n ?? 0
+    )
+  )
+
+/** Seconds (wall, from `since`) until `check` holds, polled every 200 ms; undefined after `maxSeconds`. */
+export const secondsUntil = <E, R>(since: number, maxSeconds: number, check: Effect.Effect<boolean, E, R>) =>
+  Effect.gen(function* () {
+    while (!(yield* check)) {
+      if (performance.now() - since > maxSeconds * 1000) return undefined
+      yield* Effect.sleep("200 millis")
+    }
+    return (performance.now() - since) / 1000
+  })
+
+export interface Hang {
+  readonly accounts: ReadonlyArray<string>
+  /** From SIGSTOP until a live worker held every one of them; undefined when not within the bound. */
+  readonly releaseSeconds: number | undefined
+}
+
+const signal = (pid: number, sig: NodeJS.Signals) => {
+  try {
+    process.kill(pid, sig)
+  } catch {
+    // gone already
+  }
+}
+
+/**
+ * SIGSTOP of worker `pid` (a hung process: its sessions stay open, its leases stop being renewed) until another worker
+ * holds every account it held, at most `maxSeconds`, then SIGCONT: it comes back with what it had in flight. `after`
+ * runs between the move and the SIGCONT. Always resumed, whatever happens meanwhile.
+ */
+export const hangUntilTaken = <E = never, R = never>(pid: number, maxSeconds: number, after: Effect.Effect<void, E, R> = Effect.void) =>
+  Effect.gen(function* () {
+    const accounts = yield* accountsHeldBy(pid)
+    if (accounts.length === 0) return { accounts, releaseSeconds: undefined } satisfies Hang
+    const stoppedAt = performance.now()
+    signal(pid, "SIGSTOP")
+    const releaseSeconds = yield* secondsUntil(stoppedAt, maxSeconds, Effect.map(takenFrom(pid, accounts), (n) => n === accounts.length))
+    yield* after
+    return { accounts, releaseSeconds } satisfies Hang
+  }).pipe(Effect.ensuring(Effect.sync(() => signal(pid, "SIGCONT"))))
+
+/** Backfill jobs of the queue running (active) and waiting their turn under the cap (created or to retry). */
+export const backfillsUnderCap = (queueSchema: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Effect.map(
+      Effect.orDie(sql<{ running: number; waiting: number }>`
+        SELECT count(*) FILTER (WHERE state = 'active')::int AS running, count(*) FILTER (WHERE state IN ('created', 'retry'))::int AS waiting
+        FROM ${sql(queueSchema)}.job WHERE name = 'account-work' AND data->>'kind' = 'backfill'`),
+      (rows) => rows[0] ?? { running: 0, waiting: 0 }
+    )
+  )
+
+/** Seconds from `since` (a database time) until each of `accounts` had a run started after it: the slowest, or undefined after `maxSeconds`. */
+export const runAgainSeconds = (accounts: ReadonlyArray<string>, since: Date, maxSeconds: number) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const again = Effect.orDie(sql<{ account_id: string; seconds: number }>`
+      SELECT account_id, extract(epoch FROM min(started_at) - ${since}::timestamptz)::float8 AS seconds FROM sync_runs
+      WHERE started_at > ${since}::timestamptz AND outcome <> 'skipped' AND account_id IN ${sql.in(accounts)} GROUP BY account_id`)
+    const done = yield* secondsUntil(performance.now(), maxSeconds, Effect.map(again, (rows) => rows.length === accounts.length))
+    if (done === undefined) return undefined
+    return Math.max(...(yield* again).map((r) => r.seconds))
+  })
+
+/** The database's clock now (run start times are its). */
+export const databaseNow = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+  Effect.map(Effect.orDie(sql<{ at: Date }>`SELECT now() AS at`), (rows) => new Date(rows[0]!.at))
+)
