@@ -13,6 +13,7 @@ import { benchDatabaseUrl, freshSchemaName } from "./database.js"
 import { BenchError } from "./errors.js"
 import { binPath, nodeArgs, nodeEnv, type EmulatorProcess } from "./emulatorProcess.js"
 import { quantile } from "./freshness.js"
+import { healingRuns, type HealingOptions } from "./scaleHealing.js"
 
 export interface ScaleOptions {
   /** Accounts of the 1/2/4-worker runs, their jobs, and the bucket that binds them (small restore rate). */
@@ -32,6 +33,8 @@ export interface ScaleOptions {
   /** One worker holding this many accounts at the real bucket (10,000 points, 500/s), each with these jobs. */
   readonly oneWorkerAccounts: number
   readonly oneWorkerJobs: number
+  /** A worker SIGKILLed with the backfill cap full, a worker hung (SIGSTOP): see scaleHealing.ts. */
+  readonly healing: HealingOptions
 }
 
 // 50 slots a worker with a pool of 12 sessions: 250 slots on 8 sessions (4 workers must stay under the server's 100
@@ -48,7 +51,8 @@ export const defaultScaleOptions: ScaleOptions = {
   failoverAccounts: 10,
   failoverJobs: 3000,
   oneWorkerAccounts: 500,
-  oneWorkerJobs: 600
+  oneWorkerJobs: 600,
+  healing: { capAccounts: 8, capJobs: 3000, cap: 4, hungAccounts: 2, hungJobs: 3000, latencyMs: 400 }
 }
 
 export const quickScaleOptions: ScaleOptions = {
@@ -63,7 +67,8 @@ export const quickScaleOptions: ScaleOptions = {
   failoverAccounts: 2,
   failoverJobs: 2000,
   oneWorkerAccounts: 6,
-  oneWorkerJobs: 100
+  oneWorkerJobs: 100,
+  healing: { capAccounts: 8, capJobs: 1500, cap: 4, hungAccounts: 2, hungJobs: 1500, latencyMs: 400 }
 }
 
 export interface WorkersRun {
@@ -94,6 +99,8 @@ export interface ScaleResult {
   readonly dueToStartP50Seconds: number
   readonly dueToStartP99Seconds: number
   readonly failoverSeconds: number
+  readonly failoverSecondsUnderCap: number
+  readonly hungWorkerReleaseSeconds: number
   readonly doubleRuns: number
   readonly workers: ReadonlyArray<WorkersRun>
   readonly oneWorker500: { readonly accounts: number; readonly ratioToCeiling: number; readonly peakRssMb: number; readonly rowsPerSecond: number; readonly seconds: number; readonly cpuSeconds: number }
@@ -136,7 +143,7 @@ const procSample = (pid: number) => {
 }
 
 /** A `worker` child; killed (SIGKILL) with the scope if still running. */
-const startWorker = (env: Env, concurrency: number) =>
+export const startWorker = (env: Env, concurrency: number) =>
   Effect.acquireRelease(
     Effect.sync(() => {
       const child = spawn(process.execPath, [...nodeArgs, binPath, "worker", "--concurrency", String(concurrency)], { env: { ...process.env, ...nodeEnv, ...env }, stdio: ["ignore", "ignore", "pipe"] })
@@ -155,7 +162,7 @@ const startWorker = (env: Env, concurrency: number) =>
 
 const count = (query: Effect.Effect<ReadonlyArray<{ n: number }>, unknown, SqlClient.SqlClient>) => Effect.map(Effect.orDie(query), (r) => r[0]?.n ?? 0)
 
-const waitFor = (what: string, seconds: number, check: Effect.Effect<boolean, never, SqlClient.SqlClient>) =>
+export const waitFor = (what: string, seconds: number, check: Effect.Effect<boolean, never, SqlClient.SqlClient>) =>
   Effect.gen(function* () {
     const started = performance.now()
     while (!(yield* check)) {
@@ -179,20 +186,20 @@ const drained = (sql: SqlClient.SqlClient, queueSchema: string, accounts: number
   )
 
 /** Pairs of runs of one account whose intervals overlap. */
-const overlappingRuns = (sql: SqlClient.SqlClient) =>
+export const overlappingRuns = (sql: SqlClient.SqlClient) =>
   count(sql<{ n: number }>`
     SELECT count(*)::int AS n FROM sync_runs a JOIN sync_runs b ON a.account_id = b.account_id AND a.id < b.id
     WHERE a.outcome <> 'skipped' AND b.outcome <> 'skipped'
       AND b.started_at < COALESCE(a.finished_at, now()) AND a.started_at < COALESCE(b.finished_at, now())`)
 
-const queueOf = (env: Env) =>
+export const queueOf = (env: Env) =>
   JobQueueLive({ supervise: false, instanceName: "bench" }).pipe(
     Layer.provide(JobSettings.layer),
     Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env)))))
   )
 
 /** A schema of its own with `accounts` new accounts of `jobs` jobs under `limits`, connected; `body` gets the workers' environment. */
-const withAccounts = <A>(
+export const withAccounts = <A>(
   emulator: EmulatorProcess,
   options: { readonly accounts: number; readonly jobs: number; readonly limits: Limits; readonly poolSize: number },
   body: (env: Env, ids: ReadonlyArray<string>) => Effect.Effect<A, unknown, SqlClient.SqlClient | DatabaseTopology>
@@ -388,13 +395,16 @@ export const scaleBench = (emulator: EmulatorProcess, options: ScaleOptions) =>
     const loadAverageBefore = os.loadavg().map((l) => Math.round(l * 100) / 100)
     const workers = yield* workersRuns(emulator, options)
     const failover = yield* failoverRun(emulator, options)
+    const healing = yield* healingRuns(emulator, options.healing)
     const one = yield* oneWorkerRun(emulator, options)
     return {
       claimsPerSecond: workers.claimsPerSecond,
       dueToStartP50Seconds: workers.dueToStartP50Seconds,
       dueToStartP99Seconds: workers.dueToStartP99Seconds,
       failoverSeconds: failover.failoverSeconds,
-      doubleRuns: workers.doubleRuns + failover.doubleRuns + one.double,
+      failoverSecondsUnderCap: healing.failoverSecondsUnderCap,
+      hungWorkerReleaseSeconds: healing.hungWorkerReleaseSeconds,
+      doubleRuns: workers.doubleRuns + failover.doubleRuns + healing.doubleRuns + one.double,
       workers: workers.runs,
       oneWorker500: one.result,
       settings: options,

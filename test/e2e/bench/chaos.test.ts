@@ -23,6 +23,7 @@ describe("npm run chaos (reduced)", () => {
         expect(report.writeLog).toMatchObject({ fenced: 0, unleased: 0 })
         expect(report.writeLog.writes).toBeGreaterThan(0)
       }),
-    300_000
+    // the SIGSTOP waits out a lease (10 s) and a heartbeat; the cap of 1 runs the backfills one after the other
+    600_000
   )
 })
