@@ -208,7 +208,7 @@ export const runBench = (options: BenchOptions, command: string) =>
           ...results,
           scale: {
             ...scale,
-            goal: { claimsPerSecond: 300, dueToStartP99Seconds: 2, failoverSeconds: 60, doubleRuns: 0, oneWorker500RatioToCeiling: 0.9, oneWorker500PeakRssMb: 500 }
+            goal: { claimsPerSecond: 300, dueToStartP99Seconds: 2, failoverSeconds: 60, failoverSecondsUnderCap: 30, hungWorkerReleaseSeconds: 60, doubleRuns: 0, oneWorker500RatioToCeiling: 0.9, oneWorker500PeakRssMb: 500 }
           }
         }
       }

@@ -28,6 +28,8 @@ export interface BenchResults {
       readonly claimsPerSecond: number
       readonly dueToStartP99Seconds: number
       readonly failoverSeconds: number
+      readonly failoverSecondsUnderCap: number
+      readonly hungWorkerReleaseSeconds: number
       readonly doubleRuns: number
       readonly oneWorker500RatioToCeiling: number
       readonly oneWorker500PeakRssMb: number

@@ -148,6 +148,12 @@ describe("npm run bench -- --only scale (smoke)", () => {
         // heartbeat 10 s + monitor 2 s + retry 1 s + polling: well inside a minute
         expect(s.failoverSeconds).toBeGreaterThan(0)
         expect(s.failoverSeconds).toBeLessThanOrEqual(60)
+        // a worker SIGKILLed with the backfill cap full: its accounts run again ahead of the waiting backfills
+        expect(s.failoverSecondsUnderCap).toBeGreaterThan(0)
+        expect(s.failoverSecondsUnderCap).toBeLessThanOrEqual(30)
+        // a worker SIGSTOPped: its leases (30 s) lapse and a live worker takes its accounts
+        expect(s.hungWorkerReleaseSeconds).toBeGreaterThan(0)
+        expect(s.hungWorkerReleaseSeconds).toBeLessThanOrEqual(60)
         expect(s.workers.map((w) => w.processes)).toEqual(quickOptions.scale.processes)
         for (const w of s.workers) {
           expect(w.rowsPerSecond).toBeGreaterThan(0)
@@ -162,6 +168,7 @@ describe("npm run bench -- --only scale (smoke)", () => {
         expect(s.oneWorker500.ratioToCeiling).toBeLessThanOrEqual(1.05)
         expect(s.oneWorker500.peakRssMb).toBeGreaterThan(20)
       }),
-    300_000
+    // the healing runs: two backfill phases of 8 and 2 accounts at 400 ms an answer
+    480_000
   )
 })
