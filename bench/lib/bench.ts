@@ -200,7 +200,7 @@ export const runBench = (options: BenchOptions, command: string) =>
         yield* say(`wholeAccount: every stream of one account of ${options.wholeAccountJobs} jobs, unthrottled, then against a bucket of ${options.wholeAccountMaxPoints} points`)
         const whole = yield* wholeAccountBench(emulator, { jobs: options.wholeAccountJobs, maxPoints: options.wholeAccountMaxPoints, ...(options.wholeAccountFloorSec !== undefined ? { floorSec: options.wholeAccountFloorSec } : {}) })
         results = { ...results, wholeAccount: { ...whole, goal: { efficiency: 0.97, throttled: 0 } } }
-        yield* say(`wholeAccount: efficiency ${whole.efficiency.toFixed(3)} in ${whole.seconds.toFixed(1)} s (floor ${whole.floorSec.toFixed(1)} s), ${whole.throttled} throttled`)
+        yield* say(`wholeAccount: efficiency ${whole.efficiency.toFixed(3)} in ${whole.seconds.toFixed(1)} s (floor ${whole.floorSec.toFixed(1)} s), ${whole.throttled} throttled; beyond the floor: ${JSON.stringify(whole.loss)}`)
       }
       if (wants("scale")) {
         const scale = yield* scaleBench(emulator, options.scale)

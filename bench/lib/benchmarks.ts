@@ -13,6 +13,7 @@ import { pageBatches, Pager } from "../../src/sync/Pager.js"
 import { jobScalarsStream } from "../../test/support/jobsOnly.js"
 import { type AccountReport, SyncRunner } from "../../src/sync/SyncRunner.js"
 import { CostMeter, meteredCostBudget, reactiveCostBudget } from "./budgets.js"
+import { type BucketLoss, bucketLoss } from "./bucketLoss.js"
 import { childEnv, connectAccount, connectorLayer, type Env, settingsFor } from "./connector.js"
 import { benchDatabaseUrl, freshSchemaName } from "./database.js"
 import { BenchError } from "./errors.js"
@@ -497,6 +498,8 @@ export interface WholeAccountResult {
   readonly streams: ReadonlyArray<string>
   /** Points spent per landed row (a parent row: its line items and custom fields ride in it), per stream. */
   readonly pointsPerRow: Readonly<Record<string, number>>
+  /** Where the seconds beyond the floor went (bucketLoss.ts). */
+  readonly loss: BucketLoss
 }
 
 /** Every stream, with every field: the jobs-only settings cleared. */
@@ -526,8 +529,9 @@ const wholeAccountRun = (emulator: EmulatorProcess, jobs: number, limits: Limits
         if (report?.outcome !== "synced") {
           return yield* new BenchError({ step: "whole account", reason: `backfill of ${account.accountId}: ${report?.outcome} ${report?.message ?? ""}` })
         }
+        const loss = bucketLoss(meter, t0, t0 + wallMs)
         const throttled = (yield* emulator.admin.stats()).throttled - throttledBefore
-        return { report, wallMs, throttled, actual: meter.actual, requested: meter.requested }
+        return { report, wallMs, throttled, actual: meter.actual, requested: meter.requested, loss }
       })
     )
   })
@@ -566,6 +570,7 @@ export const wholeAccountBench = (emulator: EmulatorProcess, options: { readonly
       unthrottledSec,
       rows: run.report.streams.reduce((n, s) => n + s.counts.rows, 0),
       streams,
-      pointsPerRow
+      pointsPerRow,
+      loss: run.loss
     } satisfies WholeAccountResult
   })

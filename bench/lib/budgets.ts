@@ -7,11 +7,14 @@ export class CostMeter {
   actual = 0
   answered = 0
   throttled = 0
+  /** Each answer as it arrived (performance.now()): its cost and the bucket the service reported after charging it. */
+  readonly answers: Array<{ readonly atMs: number; readonly requested: number; readonly actual: number; readonly available: number; readonly maximum: number; readonly restoreRate: number }> = []
   reset(): void {
     this.requested = 0
     this.actual = 0
     this.answered = 0
     this.throttled = 0
+    this.answers.length = 0
   }
 }
 
@@ -23,6 +26,8 @@ const metered = (inner: CostBudgetShape, meter: CostMeter): CostBudgetShape => (
         meter.requested += cost.requestedQueryCost
         meter.actual += cost.actualQueryCost
         meter.answered++
+        const { currentlyAvailable: available, maximumAvailable: maximum, restoreRate } = cost.throttleStatus
+        meter.answers.push({ atMs: performance.now(), requested: cost.requestedQueryCost, actual: cost.actualQueryCost, available, maximum, restoreRate })
       }),
       inner.observe(accountId, document, variables, cost)
     ),

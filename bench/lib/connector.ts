@@ -5,6 +5,7 @@ import type { CostBudget } from "../../src/api/CostBudget.js"
 import { makeSyncLayer } from "../../src/cli/app.js"
 import { dropSchemaAndQueryRole } from "../../src/db/queryRole.js"
 import { callbackParams, OAuthFlow } from "../../src/auth/OAuthFlow.js"
+import { TracingLive } from "../../src/observability/tracing.js"
 import { ProgressSilent } from "../../src/sync/Progress.js"
 import { approveInBrowser } from "../../test/support/browser.js"
 import { benchDatabaseUrl } from "./database.js"
@@ -59,6 +60,8 @@ export const connectorLayer = (options: {
   )
   return dropAfter.pipe(
     Layer.provideMerge(makeSyncLayer({ progress: ProgressSilent, ...(options.budget ? { budget: options.budget } : {}) })),
+    // the program's tracing as main.ts sets it up (off without an OTLP endpoint)
+    Layer.provideMerge(TracingLive),
     Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env))))),
     Layer.provideMerge(Logger.minimumLogLevel(LogLevel.Warning))
   )

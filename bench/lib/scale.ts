@@ -103,7 +103,7 @@ export interface ScaleResult {
   readonly hungWorkerReleaseSeconds: number
   readonly doubleRuns: number
   readonly workers: ReadonlyArray<WorkersRun>
-  readonly oneWorker500: { readonly accounts: number; readonly ratioToCeiling: number; readonly peakRssMb: number; readonly rowsPerSecond: number; readonly seconds: number; readonly cpuSeconds: number }
+  readonly oneWorker500: { readonly accounts: number; readonly ratioToCeiling: number; readonly peakRssMb: number; readonly rowsPerSecond: number; readonly seconds: number; readonly cpuSeconds: number; readonly cpuSecPer10k: number }
   readonly settings: ScaleOptions
   readonly loadAverageBefore: ReadonlyArray<number>
 }
@@ -362,7 +362,7 @@ const failoverRun = (emulator: EmulatorProcess, o: ScaleOptions) =>
   )
 
 /** One worker holding every account at once at the service's real bucket. */
-const oneWorkerRun = (emulator: EmulatorProcess, o: ScaleOptions) =>
+export const oneWorkerRun = (emulator: EmulatorProcess, o: ScaleOptions) =>
   withAccounts(emulator, { accounts: o.oneWorkerAccounts, jobs: o.oneWorkerJobs, limits: { maxPoints: 10_000, restoreRate: 500 }, poolSize: 40 }, (env) =>
     Effect.scoped(
       Effect.gen(function* () {
@@ -382,9 +382,11 @@ const oneWorkerRun = (emulator: EmulatorProcess, o: ScaleOptions) =>
           peakRssMb: sample.peakRssMb,
           rowsPerSecond: totals.rows / totals.seconds,
           seconds: totals.seconds,
-          cpuSeconds: sample.cpuSeconds
+          cpuSeconds: sample.cpuSeconds,
+          // the worker process's CPU per 10,000 rows landed, beside landing.cpuSecPer10k (one account, in process)
+          cpuSecPer10k: (sample.cpuSeconds * 10_000) / totals.rows
         }
-        yield* say(`one worker: ${Math.round(result.rowsPerSecond)} rows/s in ${totals.seconds.toFixed(1)} s (floor ${floorSeconds.toFixed(1)} s), ratio ${result.ratioToCeiling.toFixed(3)}, peak RSS ${sample.peakRssMb.toFixed(0)} MB`)
+        yield* say(`one worker: ${Math.round(result.rowsPerSecond)} rows/s in ${totals.seconds.toFixed(1)} s (floor ${floorSeconds.toFixed(1)} s), ratio ${result.ratioToCeiling.toFixed(3)}, CPU ${result.cpuSecPer10k.toFixed(2)} s per 10k rows, peak RSS ${sample.peakRssMb.toFixed(0)} MB`)
         return { result, double }
       })
     )

@@ -75,9 +75,20 @@ export const apiVersionWarnings = Metric.counter("account_sync_api_version_warni
   incremental: true
 })
 
+/**
+ * The account's metrics, made once per metric and account: a tagged metric finds its hook in the global registry by
+ * the identity of its tags, so one made anew for every update hashes and compares a new key each time (per page).
+ */
+const tagged = new WeakMap<object, Map<string, unknown>>()
+
 /** Tags a metric update with the account (and, for runs, the outcome). */
-export const forAccount = <Type, In, Out>(metric: Metric.Metric<Type, In, Out>, accountId: string) =>
-  Metric.tagged(metric, "account_id", accountId)
+export const forAccount = <Type, In, Out>(metric: Metric.Metric<Type, In, Out>, accountId: string): Metric.Metric<Type, In, Out> => {
+  let byAccount = tagged.get(metric)
+  if (byAccount === undefined) tagged.set(metric, (byAccount = new Map()))
+  let found = byAccount.get(accountId) as Metric.Metric<Type, In, Out> | undefined
+  if (found === undefined) byAccount.set(accountId, (found = Metric.tagged(metric, "account_id", accountId)))
+  return found
+}
 
 // the job queue (workers): tagged by job kind; `worker` tags which process did the work
 export const queueJobs = Metric.gauge("account_sync_queue_jobs", {

@@ -29,12 +29,13 @@ export const tracingTo = (exporter: SpanExporter, options: { readonly serviceNam
 
 /**
  * Spans (run, account, page, HTTP call) exported over OTLP/HTTP when OTEL_EXPORTER_OTLP_ENDPOINT is set.
- * Unset: no exporter is loaded at all, so tracing costs nothing.
+ * Unset: no exporter is loaded at all, and the tracer is off: Effect's own tracer would otherwise still make every
+ * span (with its clock reads, attributes and HTTP request and response headers) that nothing reads.
  */
 export const TracingLive = Layer.unwrapEffect(
   Effect.gen(function* () {
     const endpoint = yield* Config.option(Config.string("OTEL_EXPORTER_OTLP_ENDPOINT"))
-    if (Option.isNone(endpoint)) return Layer.empty
+    if (Option.isNone(endpoint)) return Layer.setTracerEnabled(false)
     const serviceName = yield* Config.string("OTEL_SERVICE_NAME").pipe(Config.withDefault("account-sync"))
     const OTLPTraceExporter = named(yield* Effect.promise(() => import("@opentelemetry/exporter-trace-otlp-http")), "OTLPTraceExporter")
     // the exporter reads OTEL_EXPORTER_OTLP_ENDPOINT (and _HEADERS) itself
