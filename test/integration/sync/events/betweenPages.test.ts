@@ -11,10 +11,22 @@ import { connectAccount } from "../../../support/connector.js"
 import { TestEmulator } from "../../../support/emulator.js"
 import { eventStates, queueEvents } from "../../../support/events.js"
 import { jobScalarsStream } from "../../../support/jobsOnly.js"
+import { serviceProxy } from "../../../support/proxy.js"
 import { expectStreamExact } from "../../../support/streamExactness.js"
 import { syncHarness } from "../../../support/syncHarness.js"
 
-const harness = syncHarness({ accounts: 1, jobs: 200, limits: { maxPoints: 100_000, restoreRate: 1_000_000 } })
+// while set, lookups by id answer a node the connector cannot accept (a broken service): applying events fails
+let breakLookups = false
+const proxy = serviceProxy({
+  after: ({ variables, answer }) => {
+    if (!breakLookups || !(variables.filter as { ids?: unknown } | null)?.ids) return answer
+    const body = JSON.parse(answer) as { data: { jobs: { nodes: Array<Record<string, unknown>> } } }
+    for (const node of body.data.jobs.nodes) node.jobNumber = "not a number"
+    return JSON.stringify(body)
+  }
+})
+
+const harness = syncHarness({ accounts: 1, jobs: 200, limits: { maxPoints: 100_000, restoreRate: 1_000_000 } }, { serviceUrl: proxy })
 
 /** Everything a drain could write for the account: its rows, its events, its checkpoints, its runs. */
 const written = (accountId: string) =>
@@ -78,6 +90,31 @@ layer(harness, { timeout: 60_000, excludeTestServices: true })("change events ap
         })
       )
       expect(yield* eventStates(accountId)).toEqual({ applied: edited.length + destroyed.length, ignored: 1 })
+      yield* expectStreamExact(jobScalarsStream, accountId)
+    })
+  )
+
+  it.effect("events whose application fails leave the pass that met them between two pages to succeed, and keep their retry and backoff", () =>
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const { accounts, admin } = yield* TestEmulator
+      const accountId = accounts[0]!.accountId
+      yield* connectAccount(accountId)
+      const edited = (yield* admin.editRecords({ accountId, collection: "jobs", count: 3, seed: 21 })).ids
+      const updatedAt = new Map((yield* admin.listRecords({ accountId, collection: "jobs" })).map((j) => [j.id, String(j.updatedAt)]))
+      yield* sql`DELETE FROM webhook_events WHERE account_id = ${accountId}`
+      yield* queueEvents(accountId, edited.map((id) => ({ topic: "JOB_UPDATE", itemId: id, occurredAt: updatedAt.get(id)! })))
+      breakLookups = true
+      const [report] = yield* (yield* SyncRunner).run({ mode: "backfill", restart: true }).pipe(Effect.ensuring(Effect.sync(() => (breakLookups = false))))
+      expect(report!.outcome).toBe("synced")
+      expect(report!.streams.map((s) => s.outcome)).toEqual(["succeeded"])
+      const events = yield* sql<{ state: string; attempts: number; error: string | null; later: boolean }>`
+        SELECT state, attempts, error, next_attempt_at > now() AS later FROM webhook_events WHERE account_id = ${accountId}`
+      expect(events).toHaveLength(edited.length)
+      for (const e of events) {
+        expect(e).toMatchObject({ state: "pending", attempts: 1, later: true })
+        expect(e.error).toMatch(/jobs/)
+      }
       yield* expectStreamExact(jobScalarsStream, accountId)
     })
   )
