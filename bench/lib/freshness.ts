@@ -10,6 +10,7 @@ import { connectAndBackfill, newAccount, unlimited } from "./benchmarks.js"
 import { childEnv, connectAccount, connectorLayer, type Env, settingsFor } from "./connector.js"
 import { benchDatabaseUrl, freshSchemaName } from "./database.js"
 import { BenchError } from "./errors.js"
+import { type DuringBackfillResult, duringBackfillLags } from "./freshnessDuringBackfill.js"
 import { binPath, nodeArgs, nodeEnv, type EmulatorProcess, stopChild } from "./emulatorProcess.js"
 
 /**
@@ -74,6 +75,9 @@ export interface FreshnessResult {
     /** Wall time of the incremental `sync` of every account over the same edits (added to the wait for the poll). */
     readonly runSeconds: number
   }
+  /** Event-to-warehouse lag of the load accounts while their backfills run (freshnessDuringBackfill.ts). */
+  readonly duringBackfillP99Seconds: number
+  readonly duringBackfill: DuringBackfillResult
 }
 
 /** The q-quantile (nearest rank) of `values`. */
@@ -307,6 +311,8 @@ export const freshnessBench = (emulator: EmulatorProcess, options: FreshnessOpti
       yield* queueDrained
       const burst = (yield* admin.webhookDeliveries()).slice(burstFrom)
       const burstTimes = answerTimes(burst)
+      // 4. edits to the load accounts while their backfills still run
+      const duringBackfill = yield* duringBackfillLags(admin, loadIds)
 
       return {
         accounts: options.accounts,
@@ -340,7 +346,9 @@ export const freshnessBench = (emulator: EmulatorProcess, options: FreshnessOpti
           pointsPerChangedRow: pollPoints / lastEdit.size,
           points: pollPoints,
           runSeconds
-        }
+        },
+        duringBackfillP99Seconds: duringBackfill.p99Seconds,
+        duringBackfill
       } satisfies FreshnessResult
     }).pipe(
       Effect.scoped,

@@ -31,7 +31,28 @@ export interface PagesRequest<E> {
   readonly select?: "nodes" | "ids"
   /** The most rows a partition of this list can hold (a lookup of n ids: n): pages no larger, none past it. */
   readonly atMost?: number
+  /** Each page's fetch holds one of its permits while it runs (see PageGate): the pass's queries can be paused. */
+  readonly gate?: PageGate
 }
+
+/**
+ * The page fetches of one pass in flight at once: the page asked and the one fetched ahead. Whoever takes them all
+ * (`alone`) waits for those in flight to be answered and holds off the next, so its own queries are the account's
+ * only ones meanwhile: the cost budget's mirror, set from each answer, then never forgets a query still in flight.
+ */
+export interface PageGate {
+  readonly fetch: <A, E, R>(fetch: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  readonly alone: <A, E, R>(work: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+}
+
+const fetchesAtOnce = 2
+
+export const makePageGate: Effect.Effect<PageGate> = Effect.map(Effect.zip(Effect.makeSemaphore(fetchesAtOnce), Effect.makeLatch(true)), ([semaphore, open]) => ({
+  // closed first: a semaphore alone would let the pass's overlapping fetches take turns ahead of `alone` for as long as
+  // pages are fetched ahead (up to the prefetch queue's capacity)
+  fetch: (fetch) => open.whenOpen(semaphore.withPermits(1)(fetch)),
+  alone: (work) => Effect.acquireUseRelease(open.close, () => semaphore.withPermits(fetchesAtOnce)(work), () => open.open)
+}))
 
 /** The pages of streams' connections, sized by the accounts' cost budgets. */
 export class Pager extends Context.Tag("account-sync/Pager")<
@@ -160,8 +181,9 @@ export const PagerLive = Layer.effect(
         })
 
       /** One ask of a page at `place`: its nodes checked, their children followed up in full, its cost. */
+      const gated = request.gate?.fetch ?? (<A, E2, R>(fetch: Effect.Effect<A, E2, R>) => fetch)
       const fetch = (partition: number, place: Place, first: number, inner: ReadonlyMap<ChildDefinition, number>, position: number) =>
-        Effect.gen(function* () {
+        gated(Effect.gen(function* () {
           const document = documentOf(place._tag === "Offset" ? "offset" : "after")
           const variables = pageVariables(partition, place, first, inner)
           const fetchedAtMs = yield* Clock.currentTimeMillis
@@ -212,7 +234,7 @@ export const PagerLive = Layer.effect(
             costPoints,
             fetchedAtMs
           } satisfies Fetched
-        })
+        }))
 
       const stuck = (place: Place, detail: string) => new PagingStuck({ accountId, stream: stream.name, at: describePlace(place), detail })
 

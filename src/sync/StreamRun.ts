@@ -11,7 +11,9 @@ import { Dependents } from "./Dependents.js"
 import { EventQueue } from "../events/EventQueue.js"
 import type { Page, PassKind, Variables } from "./model.js"
 import { releaseBytes } from "./landing/releaseBytes.js"
-import { pageBatches, Pager } from "./Pager.js"
+import { EventConsumer } from "./events/EventConsumer.js"
+import { eventsBetweenPages } from "./events/betweenPages.js"
+import { makePageGate, type PageGate, pageBatches, Pager } from "./Pager.js"
 import { PassEnd } from "./PassEnd.js"
 import { decidePass, type Mode, type PassDecision, passKindOf, type PassToMake } from "./PassPlan.js"
 import { advance, type BatchStep, type PassRules, passRules, type PassState, passStarts } from "./PassState.js"
@@ -93,6 +95,10 @@ interface PassRun {
   /** The counts with the cost budget's use since the run began. */
   readonly withBudget: (c: RunCounts) => Effect.Effect<RunCounts>
   readonly show: (c: RunCounts, done?: string) => Effect.Effect<void>
+  /** The pass's page fetches, paused while the account's change events are applied between two pages. */
+  readonly gate: PageGate
+  /** The account's due change events applied now, if it is time to look (see betweenPages). */
+  readonly eventsBetweenPages: Effect.Effect<void>
 }
 
 /** What landing the batches carries from one to the next: the pass, and when the counts were last written. */
@@ -135,6 +141,7 @@ export const StreamRunLive = Layer.effect(
     const prefetch = !singleSession
 
     const events = yield* EventQueue
+    const consumer = yield* EventConsumer
     /** The stream's change events flow for the account: one that arrived within SYNC_INCREMENTAL_EVERY_WITH_EVENTS was applied. */
     const eventsFlow = (accountId: string, stream: AnyStream, now: number) =>
       stream.topic === undefined || Duration.toMillis(settings.incrementalEveryWithEvents) <= 0
@@ -181,6 +188,7 @@ export const StreamRunLive = Layer.effect(
         const before = yield* budget.stats(accountId)
         const shown = yield* Ref.make<Shown>({ landedBefore: 0 })
         const estimatedPointsPerRow = requestedPointsPerRow(request.stream)
+        const gate = yield* makePageGate
         const show = (c: RunCounts, done?: string) =>
           Effect.flatMap(Effect.zip(budget.stats(accountId), Ref.get(shown)), ([stats, { landedBefore, expectedRows }]) =>
             progress.report({
@@ -219,7 +227,9 @@ export const StreamRunLive = Layer.effect(
               throttleWaitMs: after.waitedMs - before.waitedMs,
               throttled: after.throttled - before.throttled
             })),
-          show
+          show,
+          gate,
+          eventsBetweenPages: yield* eventsBetweenPages(events, consumer, accountId, gate)
         } satisfies PassRun
       })
 
@@ -277,6 +287,7 @@ export const StreamRunLive = Layer.effect(
           yield* dependents.land(p.accountId, reads, new Date(yield* Clock.currentTimeMillis))
         }
         const c = yield* landPages(p, step)
+        yield* p.eventsBetweenPages
         const landedAt = yield* Clock.currentTimeMillis
         const writeCounts = landedAt - progressWrittenAt >= progressEveryMs
         if (writeCounts) yield* runs.progress(p.runId, c)
@@ -303,7 +314,7 @@ export const StreamRunLive = Layer.effect(
         yield* Effect.flatMap(snapshot(p), (c) => p.show(c))
         const { partition, position, anchors } = begun.checkpoint
         const start: Landing = { pass: passStarts(begun.checkpoint.shifted), progressWrittenAt: p.startedAtMs }
-        const last = yield* pageBatches(pager.pages({ credentials, stream, variables: p.variables, partition, position, anchors }), { prefetch }).pipe(
+        const last = yield* pageBatches(pager.pages({ credentials, stream, variables: p.variables, partition, position, anchors, gate: p.gate }), { prefetch }).pipe(
           Stream.mapAccumEffect(start, (landing, batch) => landBatch(p, landing, batch)),
           Stream.takeUntil((step) => step.finishes),
           Stream.runLast

@@ -22,9 +22,11 @@ import { WarehouseLive } from "./Warehouse.js"
  * and SyncSettings. `budget` replaces the cost budget (the benchmarks' reactive baseline does).
  */
 export const makeSyncEngine = (budget: Layer.Layer<CostBudget> = CostBudgetLive) =>
-  Layer.mergeAll(SyncRunnerLive, EventConsumerLive, EventRetentionLive).pipe(
-    Layer.provideMerge(Layer.mergeAll(StreamRunLive, EventSettings.layer)),
-    Layer.provideMerge(Layer.merge(PassEndLive, DependentsLive)),
+  Layer.mergeAll(SyncRunnerLive, EventRetentionLive).pipe(
+    // a pass applies its account's change events between two pages (events/betweenPages.ts)
+    Layer.provideMerge(StreamRunLive),
+    Layer.provideMerge(EventConsumerLive),
+    Layer.provideMerge(Layer.mergeAll(PassEndLive, DependentsLive, EventSettings.layer)),
     Layer.provideMerge(Layer.mergeAll(WarehouseLive, PagerLive, RunsLive, AccountLeasesLive, AccountHealthLive)),
     Layer.provideMerge(CheckpointsLive),
     Layer.provideMerge(Layer.merge(ServiceClientLive, ApiVersionLogLive)),

@@ -5,7 +5,7 @@ import { AccessTokens } from "../../auth/AccessTokens.js"
 import { Connections } from "../../auth/Connections.js"
 import { EventQueue, type QueuedEvent } from "../../events/EventQueue.js"
 import * as Metrics from "../../observability/metrics.js"
-import { AccountLeases } from "../AccountLeases.js"
+import { AccountLeases, heldLease, stillHeld } from "../AccountLeases.js"
 import { Checkpoints } from "../Checkpoints.js"
 import { Dependents, pointsOf } from "../Dependents.js"
 import type { Page, ReceivedNode } from "../model.js"
@@ -52,6 +52,12 @@ export class EventConsumer extends Context.Tag("account-sync/EventConsumer")<
   {
     /** Every due event of the account, until none is left. */
     readonly drain: (accountId: string) => Effect.Effect<DrainReport, SqlError.SqlError>
+    /**
+     * Every due event of the account, applied by the run whose fiber holds its lease (between two pages of a pass):
+     * no lease taken, every write fenced by the holder's epoch. Its first statement says whether any is due; a fiber
+     * that holds no lease of the account applies nothing (`locked`).
+     */
+    readonly drainHeld: (accountId: string) => Effect.Effect<DrainReport, SqlError.SqlError>
     /** Every account with due events, `EVENTS_CONCURRENCY` at a time (`sync --events-only`). */
     readonly drainAll: () => Effect.Effect<ReadonlyArray<DrainReport>, SqlError.SqlError>
     /** Forever: due accounts drained as they come, each in its own fiber, at most EVENTS_CONCURRENCY at once (`serve`). */
@@ -118,6 +124,8 @@ export const EventConsumerLive = Layer.effect(
         const appliedEvents = events.filter((e) => !unreachable.has(e.itemId)).map((e) => e.id)
         const { deleted, dependentsLanded } = yield* sql.withTransaction(
           Effect.gen(function* () {
+            // the lease checked first: once it moved to another holder, none of this is written
+            yield* stillHeld(sql, accountId, stream.name)
             let deleted = 0
             if (destroyedIds.length > 0) deleted += (yield* warehouse.markDeleted(accountId, stream, destroyedIds, at)).length
             if (nodes.length > 0) yield* warehouse.land({ accountId, stream, pages: read.pages, pass: undefined, recordSeen: true, fetchedAt })
@@ -155,13 +163,15 @@ export const EventConsumerLive = Layer.effect(
         yield* Effect.logWarning(`${events.length} change event(s) failed${giveUp.length > 0 ? ` (${giveUp.length} given up on)` : ""}: ${error}`)
       })
 
-    const drain = (accountId: string) =>
+    /** A write of the queue alone (ignoring, failing events) under the fiber's lease of the account: nothing once it moved. */
+    const fenced = <A, E, R>(accountId: string, write: Effect.Effect<A, E, R>) => sql.withTransaction(Effect.zipRight(stillHeld(sql, accountId, "events"), write))
+
+    const emptyReport = (accountId: string): DrainReport => ({ accountId, outcome: "drained", applied: 0, failed: 0, deferred: 0, landed: 0, deleted: 0, costPoints: 0 })
+
+    /** The account's due events, round after round, under the lease this fiber holds. */
+    const applyDue = (accountId: string) =>
       Effect.gen(function* () {
-        const report = { accountId, outcome: "drained" as DrainReport["outcome"], applied: 0, failed: 0, deferred: 0, landed: 0, deleted: 0, costPoints: 0 }
-        // nothing pending at all: no lease taken (the accounts' leases share one session; an idle account's events job
-        // must not queue behind every other account's lease round trips)
-        if ((yield* queue.nextAttemptAt(accountId)) === null) return report
-        if (Option.isSome(yield* leases.acquire(accountId))) return { ...report, outcome: "locked" as const }
+        const report: { -readonly [K in keyof DrainReport]: DrainReport[K] } = emptyReport(accountId)
         const credentials = tokens.credentials(accountId)
         for (;;) {
           const events = yield* queue.due(accountId, yield* now, roundSize)
@@ -173,7 +183,7 @@ export const EventConsumerLive = Layer.effect(
             if (change === undefined) ignored.push(e.id)
             else byStream.set(change.stream, [...(byStream.get(change.stream) ?? []), e])
           }
-          if (ignored.length > 0) yield* queue.applied(ignored, yield* now, "ignored")
+          if (ignored.length > 0) yield* fenced(accountId, Effect.flatMap(now, (at) => queue.applied(ignored, at, "ignored")))
           for (const [stream, group] of byStream) {
             const result = yield* Effect.either(applyStream(credentials, stream, group))
             if (result._tag === "Right") {
@@ -191,20 +201,38 @@ export const EventConsumerLive = Layer.effect(
             if (error._tag === "AccountLockLost") return { ...report, outcome: "locked" as const }
             // nothing more can be read for the account: its events wait for it to be reconnected
             if (isRevocation(error) && (yield* connections.status(accountId)) !== "active") {
-              const waiting = yield* queue.waitForReconnect(accountId, `${stream.name}: ${describeError(error)}`)
+              const waiting = yield* fenced(accountId, queue.waitForReconnect(accountId, `${stream.name}: ${describeError(error)}`))
               yield* Effect.logWarning(`${waiting} change event(s) wait until the account is connected again: ${describeError(error)}`)
               return { ...report, deferred: report.deferred + waiting, outcome: "needs-reconnect" as const }
             }
-            yield* failEvents(accountId, group, `${stream.name}: ${describeError(error)}`)
+            yield* fenced(accountId, failEvents(accountId, group, `${stream.name}: ${describeError(error)}`))
             report.failed += group.length
           }
         }
         return report
       }).pipe(
+        // the lease moved to another holder while the queue alone was written: nothing was, the events wait for it
+        Effect.catchTag("AccountLockLost", () => Effect.succeed({ ...emptyReport(accountId), outcome: "locked" as const }))
+      )
+
+    const drain = (accountId: string) =>
+      Effect.gen(function* () {
+        // nothing pending at all: no lease taken (the accounts' leases share one session; an idle account's events job
+        // must not queue behind every other account's lease round trips)
+        if ((yield* queue.nextAttemptAt(accountId)) === null) return emptyReport(accountId)
+        if (Option.isSome(yield* leases.acquire(accountId))) return { ...emptyReport(accountId), outcome: "locked" as const }
+        return yield* applyDue(accountId)
+      }).pipe(
         Effect.scoped,
         Effect.annotateLogs({ accountId }),
         Effect.withSpan("events.drain", { attributes: { accountId } })
       )
+
+    const drainHeld = (accountId: string) =>
+      Effect.gen(function* () {
+        if ((yield* heldLease(accountId)) === undefined) return { ...emptyReport(accountId), outcome: "locked" as const }
+        return yield* applyDue(accountId)
+      }).pipe(Effect.annotateLogs({ accountId }), Effect.withSpan("events.drainHeld", { attributes: { accountId } }))
 
     /** The events of accounts connected again since they had to wait: due now. */
     const resumeReconnected = Effect.gen(function* () {
@@ -259,6 +287,6 @@ export const EventConsumerLive = Layer.effect(
       Effect.retry(restartsInARow(20))
     ) as Effect.Effect<never, SqlError.SqlError>
 
-    return EventConsumer.of({ drain, drainAll, run })
+    return EventConsumer.of({ drain, drainHeld, drainAll, run })
   })
 )
