@@ -49,7 +49,7 @@ const makePool = (count: number) => {
         )
       })
     })
-  return { take, give, waiting: () => waiting.length }
+  return { take, give, waiting: () => waiting.length, idle: () => (waiting.length > 0 ? 0 : free) }
 }
 
 export interface WorkPermitsShape {
@@ -60,6 +60,8 @@ export interface WorkPermitsShape {
   readonly holding: <A, E, R>(work: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
   /** Jobs waiting for a permit now. */
   readonly waiting: () => number
+  /** Permits free with no job in line for one: room for more work. */
+  readonly idle: () => number
 }
 
 /** A worker's permits of CPU work (its concurrency): the accounts it has in flight take turns on them. */
@@ -98,5 +100,5 @@ export const makeWorkPermits = (count: number, worker: string): WorkPermitsShape
       )
     })
 
-  return { holding, waiting: pool.waiting }
+  return { holding, waiting: pool.waiting, idle: pool.idle }
 }

@@ -138,7 +138,9 @@ export const WorkerLive = Layer.effect(
 
         yield* Effect.logInfo(`worker ${options.name} taking jobs: ${inFlight} accounts in flight, ${options.concurrency} working at once`)
         for (;;) {
-          const free = inFlight - (yield* FiberMap.size(running))
+          // more accounts only while a permit is idle: a worker whose permits are all busy leaves the queue's jobs to
+          // the other workers; one whose accounts wait for their buckets takes more, up to the accounts in flight
+          const free = Math.min(inFlight - (yield* FiberMap.size(running)), permits.idle())
           if (free <= 0) {
             yield* Effect.sleep(Duration.millis(50))
             continue
@@ -149,6 +151,8 @@ export const WorkerLive = Layer.effect(
             yield* Ref.update(held, (m) => m.set(c.id, { claimed: c, state }))
             yield* FiberMap.run(running, c.id, runJob(c, state))
           }
+          // the jobs just claimed take their permits before the next count
+          yield* Effect.yieldNow()
           if (claimed.length < free) yield* Effect.sleep(settings.pollInterval)
         }
       }).pipe(
