@@ -4,6 +4,7 @@
  *          --freshness-accounts N --freshness-seconds S --edits-per-second R --burst-per-second R --burst-load-workers N --burst-load-jobs N
  *          --whole-account-jobs N --whole-account-max-points P --whole-account-floor S
  *          --scale-accounts N --scale-jobs N --scale-processes a,b,c --scale-concurrency N --scale-one-worker-accounts N
+ *          --scale-restore-rate N --scale-parts workers,failover,oneWorker
  * Prints a table and writes bench/results.json (with --only: into the existing file, replacing only what ran). See
  * bench/README.md for the method.
  */
@@ -12,6 +13,7 @@ import { Effect } from "effect"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { type BenchOptions, defaultOptions, quickOptions, runBench, writeResults } from "./lib/bench.js"
+import type { ScaleOptions } from "./lib/scale.js"
 import { renderResults } from "./lib/report.js"
 
 const args = process.argv.slice(2)
@@ -51,7 +53,9 @@ const options: BenchOptions = {
     ...(flag("scale-jobs") ? { jobsPerAccount: Number(flag("scale-jobs")) } : {}),
     ...(flag("scale-processes") ? { processes: flag("scale-processes")!.split(",").map(Number) } : {}),
     ...(flag("scale-concurrency") ? { concurrencyPerWorker: Number(flag("scale-concurrency")) } : {}),
-    ...(flag("scale-one-worker-accounts") ? { oneWorkerAccounts: Number(flag("scale-one-worker-accounts")) } : {})
+    ...(flag("scale-one-worker-accounts") ? { oneWorkerAccounts: Number(flag("scale-one-worker-accounts")) } : {}),
+    ...(flag("scale-restore-rate") ? { restoreRate: Number(flag("scale-restore-rate")) } : {}),
+    ...(flag("scale-parts") ? { parts: flag("scale-parts")!.split(",") as NonNullable<ScaleOptions["parts"]> } : {})
   }
 }
 const out = flag("out") ?? path.resolve(path.dirname(fileURLToPath(import.meta.url)), "results.json")
