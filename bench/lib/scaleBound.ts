@@ -29,21 +29,26 @@ export interface BoundShares {
 export type Bound = "bucket" | "cpu" | "emulator" | "slots" | "postgres" | "other"
 
 /**
- * At >= 0.9 of the ceiling the buckets bind; else the machine's CPU when it is near saturation, the emulator's one
- * process when it is; else whichever of the waits (bucket, slots: a permit or a worker, Postgres) took the largest
- * share of the accounts' time, when it took at least a third; else other (the service's answers, our own work).
+ * At >= 0.9 of the ceiling the buckets bind. Else the wait that took the largest share of the accounts' time, when it
+ * took at least a third: waiting for a worker to claim the account is slots; for a permit of CPU work it is cpu when
+ * the machine's CPU is near saturation (the permits are busy because the work is slow), else slots (too few permits);
+ * Postgres; the bucket. Else the machine's CPU near saturation, the emulator's one process near saturation, or other
+ * (the service's answers, our own work).
  */
 export const decideBound = (ratioToCeiling: number, s: BoundShares): Bound => {
   if (ratioToCeiling >= 0.9) return "bucket"
-  if (s.machineCpu >= 0.9) return "cpu"
-  if (s.emulatorCpu >= 0.9) return "emulator"
+  const cpuSaturated = s.machineCpu >= 0.9
   const waits: ReadonlyArray<readonly [Bound, number]> = [
     ["bucket", s.bucketWait],
-    ["slots", s.permitWait + s.queueWait],
+    ["slots", s.queueWait],
+    [cpuSaturated ? "cpu" : "slots", s.permitWait],
     ["postgres", s.postgres]
   ]
   const [largest, share] = waits.reduce((a, b) => (b[1] > a[1] ? b : a))
-  return share >= 1 / 3 ? largest : "other"
+  if (share >= 1 / 3) return largest
+  if (cpuSaturated) return "cpu"
+  if (s.emulatorCpu >= 0.9) return "emulator"
+  return "other"
 }
 
 const cpuTicks = () => {
