@@ -30,17 +30,19 @@ export type Bound = "bucket" | "cpu" | "emulator" | "slots" | "postgres" | "othe
 
 /**
  * At >= 0.9 of the ceiling the buckets bind. Else the wait that took the largest share of the accounts' time, when it
- * took at least a third: waiting for a worker to claim the account is slots; for a permit of CPU work it is cpu when
- * the machine's CPU is near saturation (the permits are busy because the work is slow), else slots (too few permits);
+ * took at least a third. Waiting for a permit of CPU work, or for a worker to claim the account while its permits had
+ * a line (a worker takes more accounts only while a permit is idle), is cpu when the machine's CPU is near saturation
+ * (the permits are busy because the work is slow), else slots (too few permits, or a worker full of accounts).
  * Postgres; the bucket. Else the machine's CPU near saturation, the emulator's one process near saturation, or other
  * (the service's answers, our own work).
  */
 export const decideBound = (ratioToCeiling: number, s: BoundShares): Bound => {
   if (ratioToCeiling >= 0.9) return "bucket"
   const cpuSaturated = s.machineCpu >= 0.9
+  const permitsInLine = s.permitWait >= 0.05
   const waits: ReadonlyArray<readonly [Bound, number]> = [
     ["bucket", s.bucketWait],
-    ["slots", s.queueWait],
+    [cpuSaturated && permitsInLine ? "cpu" : "slots", s.queueWait],
     [cpuSaturated ? "cpu" : "slots", s.permitWait],
     ["postgres", s.postgres]
   ]

@@ -8,8 +8,10 @@ describe("the scale bench's bound, decided from measured shares", () => {
     expect(decideBound(0.93, { ...idle, queueWait: 0.8, machineCpu: 1 })).toBe("bucket")
   })
 
-  it("is slots when the accounts waited mostly for a worker, even on a saturated machine", () => {
+  it("is slots when the accounts waited mostly for a worker with no line for its permits, even on a saturated machine", () => {
     expect(decideBound(0.1, { ...idle, machineCpu: 1, bucketWait: 0.27, queueWait: 0.72 })).toBe("slots")
+    // a line for the permits on a saturated machine: the worker took no more accounts because its CPU was busy
+    expect(decideBound(0.3, { ...idle, machineCpu: 1, bucketWait: 0.2, permitWait: 0.1, queueWait: 0.6 })).toBe("cpu")
   })
 
   it("is cpu when the accounts waited mostly for a permit while the machine's CPU was saturated, slots when it was not", () => {
