@@ -13,7 +13,7 @@ import { benchDatabaseUrl, freshSchemaName } from "./database.js"
 import { BenchError } from "./errors.js"
 import { binPath, nodeArgs, nodeEnv, type EmulatorProcess } from "./emulatorProcess.js"
 import { quantile } from "./freshness.js"
-import { type Bound, type BoundShares, decideBound, describeShares, permitWaitSeconds, startBoundProbe, withMetricsPort } from "./scaleBound.js"
+import { type Bound, type BoundShares, decideBound, describeShares, permitSeconds, startBoundProbe, withMetricsPort } from "./scaleBound.js"
 
 export interface ScaleOptions {
   /** Accounts of the 1/2/4-worker runs, their jobs, and the bucket that binds them (small restore rate). */
@@ -249,9 +249,9 @@ const workersRuns = (emulator: EmulatorProcess, o: ScaleOptions) =>
             const probe = yield* startBoundProbe(env.DATABASE_APPLICATION_NAME ?? "account-sync", workers.map((w) => w.pid))
             yield* waitFor(`${o.accounts} accounts synced`, 1800, drained(sql, `${env.DB_SCHEMA}_queue`, o.accounts))
             const s = workers.map((w) => w.sample())
-            const permitWait = (yield* Effect.forEach(ported, (p) => permitWaitSeconds(p.port))).reduce((a, b) => a + b, 0)
+            const permits = yield* Effect.forEach(ported, (p) => permitSeconds(p.port))
             for (const w of workers) yield* w.kill("SIGTERM")
-            return { s, probe, permitWait }
+            return { s, probe, permits }
           })
         )
         doubleRuns += yield* overlappingRuns(sql)
@@ -269,7 +269,9 @@ const workersRuns = (emulator: EmulatorProcess, o: ScaleOptions) =>
           wallSeconds: totals.seconds,
           workersCpuSeconds: cpuSecondsPerWorker * processes,
           emulatorCpuShare,
-          permitWaitSeconds: samples.permitWait
+          permitWaitSeconds: samples.permits.reduce((n, p) => n + p.waited, 0),
+          permitsFullSeconds: samples.permits.reduce((n, p) => n + p.full, 0),
+          processes
         })
         const bound = decideBound(ratioToCeiling, shares)
         const run: WorkersRun = {

@@ -20,6 +20,8 @@ export interface BoundShares {
   readonly bucketWait: number
   /** Held by a worker, waiting for one of its permits of CPU work (the workers' /metrics). */
   readonly permitWait: number
+  /** Of the workers' wall time: every permit held (their CPU work set the pace; the workers' /metrics). */
+  readonly permitsFull: number
   /** Enqueued, waiting for a worker to claim it (pg-boss's created to started). */
   readonly queueWait: number
   /** In a Postgres statement of a worker's sessions (pg_stat_activity sampled every 250 ms). */
@@ -30,19 +32,20 @@ export type Bound = "bucket" | "cpu" | "emulator" | "slots" | "postgres" | "othe
 
 /**
  * At >= 0.9 of the ceiling the buckets bind. Else the wait that took the largest share of the accounts' time, when it
- * took at least a third. Waiting for a permit of CPU work, or for a worker to claim the account while its permits had
- * a line (a worker takes more accounts only while a permit is idle), is cpu when the machine's CPU is near saturation
- * (the permits are busy because the work is slow), else slots (too few permits, or a worker full of accounts).
+ * took at least a third. Waiting for a permit of CPU work, or for a worker to claim the account while its permits were
+ * all held most of the time (a worker takes more accounts only while a permit is idle), is cpu when the machine's CPU
+ * is near saturation (the permits are busy because the work is slow), else slots (too few permits, or a worker full
+ * of accounts).
  * Postgres; the bucket. Else the machine's CPU near saturation, the emulator's one process near saturation, or other
  * (the service's answers, our own work).
  */
 export const decideBound = (ratioToCeiling: number, s: BoundShares): Bound => {
   if (ratioToCeiling >= 0.9) return "bucket"
   const cpuSaturated = s.machineCpu >= 0.9
-  const permitsInLine = s.permitWait >= 0.05
+  const permitsBusy = s.permitsFull >= 0.5
   const waits: ReadonlyArray<readonly [Bound, number]> = [
     ["bucket", s.bucketWait],
-    [cpuSaturated && permitsInLine ? "cpu" : "slots", s.queueWait],
+    [cpuSaturated && permitsBusy ? "cpu" : "slots", s.queueWait],
     [cpuSaturated ? "cpu" : "slots", s.permitWait],
     ["postgres", s.postgres]
   ]
@@ -72,15 +75,17 @@ const freePort = Effect.async<number>((resume) => {
 /** The worker's environment with a /metrics port of its own, and the port. */
 export const withMetricsPort = (env: Env) => Effect.map(freePort, (port) => ({ env: { ...env, METRICS_PORT: String(port) } as Env, port }))
 
-/** The seconds a worker's accounts waited for a permit, from its /metrics (0 when it serves none: an older worker). */
-export const permitWaitSeconds = (port: number) =>
+/**
+ * From a worker's /metrics: the seconds its accounts waited for a permit, and the seconds every permit was held (0 when
+ * it serves none: an older worker).
+ */
+export const permitSeconds = (port: number) =>
   Effect.tryPromise(async () => {
     const response = await fetch(`http://127.0.0.1:${port}/metrics`, { signal: AbortSignal.timeout(5000) })
     const text = await response.text()
-    let seconds = 0
-    for (const line of text.split("\n")) if (line.startsWith("account_sync_worker_permit_wait_seconds_total")) seconds += Number(line.split(" ").pop())
-    return seconds
-  }).pipe(Effect.orElseSucceed(() => 0))
+    const sum = (name: string) => text.split("\n").filter((l) => l.startsWith(name)).reduce((n, l) => n + Number(l.split(" ").pop()), 0)
+    return { waited: sum("account_sync_worker_permit_wait_seconds_total"), full: sum("account_sync_worker_permits_full_seconds_total") }
+  }).pipe(Effect.orElseSucceed(() => ({ waited: 0, full: 0 })))
 
 /**
  * Started when the workers start: samples the active statements of their sessions (application names start with
@@ -107,6 +112,8 @@ export const startBoundProbe = (applicationName: string, pids: ReadonlyArray<num
       readonly workersCpuSeconds: number
       readonly emulatorCpuShare: number
       readonly permitWaitSeconds: number
+      readonly permitsFullSeconds: number
+      readonly processes: number
     }) =>
       Effect.gen(function* () {
         yield* Fiber.interrupt(sampler)
@@ -124,6 +131,7 @@ export const startBoundProbe = (applicationName: string, pids: ReadonlyArray<num
           emulatorCpu: run.emulatorCpuShare,
           bucketWait: runs!.waited / accountSeconds,
           permitWait: run.permitWaitSeconds / accountSeconds,
+          permitsFull: run.permitsFullSeconds / (run.wallSeconds * run.processes),
           queueWait: jobs!.queued_seconds / accountSeconds,
           postgres: samples === 0 ? 0 : ((active / samples) * run.wallSeconds) / accountSeconds
         }
@@ -134,4 +142,4 @@ export const startBoundProbe = (applicationName: string, pids: ReadonlyArray<num
 
 export const describeShares = (s: BoundShares) =>
   `CPU: workers ${s.workersCpu.toFixed(2)}, machine ${s.machineCpu.toFixed(2)}, emulator ${s.emulatorCpu.toFixed(2)}; ` +
-  `accounts' time: bucket ${s.bucketWait.toFixed(2)}, permit ${s.permitWait.toFixed(2)}, queue ${s.queueWait.toFixed(2)}, Postgres ${s.postgres.toFixed(2)}`
+  `permits full ${s.permitsFull.toFixed(2)}; accounts' time: bucket ${s.bucketWait.toFixed(2)}, permit ${s.permitWait.toFixed(2)}, queue ${s.queueWait.toFixed(2)}, Postgres ${s.postgres.toFixed(2)}`

@@ -110,3 +110,8 @@ export const permitWaitSeconds = Metric.counter("account_sync_worker_permit_wait
   description: "Time the accounts a worker has in flight waited for one of its permits of CPU work (its concurrency), by worker",
   incremental: true
 })
+
+export const permitsFullSeconds = Metric.counter("account_sync_worker_permits_full_seconds_total", {
+  description: "Time during which every one of a worker's permits of CPU work was held (its CPU work, not its accounts' buckets, set the pace), by worker",
+  incremental: true
+})

@@ -16,22 +16,29 @@ interface Waiter {
  * `count` permits, first come first served: a release hands its permit to one waiter (Effect 3's Semaphore wakes
  * every waiter at each release, and a worker may have a thousand accounts waiting).
  */
-const makePool = (count: number) => {
+const makePool = (count: number, busy: (seconds: number) => void) => {
   let free = count
   const waiting: Array<Waiter> = []
+  // since when every permit is held (the worker's CPU work is what holds its accounts back), or undefined
+  let fullSince: number | undefined
+  const taken = () => {
+    if (--free === 0) fullSince = performance.now()
+  }
   const give = (holder: Holder) => {
     if (!holder.held) return
     holder.held = false
     const next = waiting.shift()
-    if (next === undefined) return void free++
-    next.holder.held = true
-    Deferred.unsafeDone(next.done, Exit.void)
+    if (next !== undefined) {
+      next.holder.held = true
+      return Deferred.unsafeDone(next.done, Exit.void)
+    }
+    if (free++ === 0 && fullSince !== undefined) busy((performance.now() - fullSince) / 1000)
   }
   const take = (holder: Holder): Effect.Effect<void> =>
     Effect.suspend(() => {
       if (holder.held) return Effect.void
       if (free > 0) {
-        free--
+        taken()
         holder.held = true
         return Effect.void
       }
@@ -66,7 +73,8 @@ export interface WorkPermitsShape {
 
 /** A worker's permits of CPU work (its concurrency): the accounts it has in flight take turns on them. */
 export const makeWorkPermits = (count: number, worker: string): WorkPermitsShape => {
-  const pool = makePool(count)
+  const permitsFull = Metric.tagged(Metrics.permitsFullSeconds, "worker", worker)
+  const pool = makePool(count, (seconds) => permitsFull.unsafeUpdate(seconds, []))
   const permitWait = Metric.tagged(Metrics.permitWaitSeconds, "worker", worker)
   const takeTimed = (holder: Holder) =>
     Effect.gen(function* () {

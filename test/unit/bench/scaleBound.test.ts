@@ -1,17 +1,17 @@
 import { describe, expect, it } from "vitest"
 import { type BoundShares, decideBound } from "../../../bench/lib/scaleBound.js"
 
-const idle: BoundShares = { workersCpu: 0.1, machineCpu: 0.3, emulatorCpu: 0.1, bucketWait: 0, permitWait: 0, queueWait: 0, postgres: 0 }
+const idle: BoundShares = { workersCpu: 0.1, machineCpu: 0.3, emulatorCpu: 0.1, bucketWait: 0, permitWait: 0, permitsFull: 0, queueWait: 0, postgres: 0 }
 
 describe("the scale bench's bound, decided from measured shares", () => {
   it("is the bucket at the ceiling, whatever else was measured", () => {
     expect(decideBound(0.93, { ...idle, queueWait: 0.8, machineCpu: 1 })).toBe("bucket")
   })
 
-  it("is slots when the accounts waited mostly for a worker with no line for its permits, even on a saturated machine", () => {
+  it("is slots when the accounts waited mostly for a worker whose permits were not all busy, even on a saturated machine", () => {
     expect(decideBound(0.1, { ...idle, machineCpu: 1, bucketWait: 0.27, queueWait: 0.72 })).toBe("slots")
-    // a line for the permits on a saturated machine: the worker took no more accounts because its CPU was busy
-    expect(decideBound(0.3, { ...idle, machineCpu: 1, bucketWait: 0.2, permitWait: 0.1, queueWait: 0.6 })).toBe("cpu")
+    // every permit held most of the time on a saturated machine: the worker took no more accounts because its CPU was busy
+    expect(decideBound(0.1, { ...idle, machineCpu: 1, bucketWait: 0.24, permitsFull: 0.8, queueWait: 0.67 })).toBe("cpu")
   })
 
   it("is cpu when the accounts waited mostly for a permit while the machine's CPU was saturated, slots when it was not", () => {
