@@ -4,6 +4,7 @@
  *          --freshness-accounts N --freshness-seconds S --edits-per-second R --burst-per-second R --burst-load-workers N --burst-load-jobs N
  *          --whole-account-jobs N --whole-account-max-points P --whole-account-floor S
  *          --scale-accounts N --scale-jobs N --scale-processes a,b,c --scale-concurrency N --scale-one-worker-accounts N
+ *          --scale-restore-rate N --scale-parts workers,failover,healing,oneWorker
  * Prints a table and writes bench/results.json (with --only: into the existing file, replacing only what ran). See
  * bench/README.md for the method.
  */
@@ -11,7 +12,8 @@ import { NodeRuntime } from "@effect/platform-node"
 import { Effect } from "effect"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
-import { type BenchOptions, defaultOptions, quickOptions, runBench, writeResults } from "./lib/bench.js"
+import { type BenchName, type BenchOptions, defaultOptions, quickOptions, runBench, writeResults } from "./lib/bench.js"
+import type { ScaleOptions } from "./lib/scale.js"
 import { renderResults } from "./lib/report.js"
 
 const args = process.argv.slice(2)
@@ -19,11 +21,22 @@ const flag = (name: string) => {
   const i = args.indexOf(`--${name}`)
   return i >= 0 ? args[i + 1] : undefined
 }
+/** A list flag whose every item must be one of `allowed`: anything else stops the run at once, naming the flag and the item. */
+const listOf = <T extends string>(name: string, allowed: ReadonlyArray<T>): Array<T> | undefined => {
+  const items = flag(name)?.split(",")
+  const wrong = items?.find((item) => !(allowed as ReadonlyArray<string>).includes(item))
+  if (wrong !== undefined) {
+    console.error(`bench: --${name} ${JSON.stringify(wrong)} is not one of ${allowed.join(", ")}`)
+    process.exit(2)
+  }
+  return items as Array<T> | undefined
+}
 const base: BenchOptions = args.includes("--quick") ? quickOptions : defaultOptions
-const only = flag("only")?.split(",")
+const only = listOf<BenchName>("only", ["budget", "landing", "writePath", "memory", "accounts", "exactness", "freshness", "wholeAccount", "scale", "history"])
+const scaleParts = listOf<NonNullable<ScaleOptions["parts"]>[number]>("scale-parts", ["workers", "failover", "healing", "oneWorker"])
 const options: BenchOptions = {
   ...base,
-  ...(only ? { only: only as BenchOptions["only"] } : {}),
+  ...(only ? { only } : {}),
   ...(flag("memory-jobs") ? { memoryJobs: flag("memory-jobs")!.split(",").map(Number) } : {}),
   ...(flag("landing-jobs") ? { landingJobs: Number(flag("landing-jobs")) } : {}),
   ...(flag("write-path-jobs") ? { writePathJobs: Number(flag("write-path-jobs")) } : {}),
@@ -51,7 +64,9 @@ const options: BenchOptions = {
     ...(flag("scale-jobs") ? { jobsPerAccount: Number(flag("scale-jobs")) } : {}),
     ...(flag("scale-processes") ? { processes: flag("scale-processes")!.split(",").map(Number) } : {}),
     ...(flag("scale-concurrency") ? { concurrencyPerWorker: Number(flag("scale-concurrency")) } : {}),
-    ...(flag("scale-one-worker-accounts") ? { oneWorkerAccounts: Number(flag("scale-one-worker-accounts")) } : {})
+    ...(flag("scale-one-worker-accounts") ? { oneWorkerAccounts: Number(flag("scale-one-worker-accounts")) } : {}),
+    ...(flag("scale-restore-rate") ? { restoreRate: Number(flag("scale-restore-rate")) } : {}),
+    ...(scaleParts ? { parts: scaleParts } : {})
   }
 }
 const out = flag("out") ?? path.resolve(path.dirname(fileURLToPath(import.meta.url)), "results.json")

@@ -14,6 +14,7 @@ import { BenchError } from "./errors.js"
 import { binPath, nodeArgs, nodeEnv, type EmulatorProcess } from "./emulatorProcess.js"
 import { quantile } from "./freshness.js"
 import { healingRuns, type HealingOptions } from "./scaleHealing.js"
+import { type Bound, type BoundShares, decideBound, describeShares, permitSeconds, startBoundProbe, withMetricsPort } from "./scaleBound.js"
 
 export interface ScaleOptions {
   /** Accounts of the 1/2/4-worker runs, their jobs, and the bucket that binds them (small restore rate). */
@@ -22,7 +23,7 @@ export interface ScaleOptions {
   readonly maxPoints: number
   readonly restoreRate: number
   readonly processes: ReadonlyArray<number>
-  /** Jobs each worker process works at once. */
+  /** Each worker's --concurrency: jobs doing CPU work at once (it holds every account in flight). */
   readonly concurrencyPerWorker: number
   /** Due-to-start: jobs enqueued at this rate for this long, two workers waiting. */
   readonly steadyPerSecond: number
@@ -35,6 +36,8 @@ export interface ScaleOptions {
   readonly oneWorkerJobs: number
   /** A worker SIGKILLed with the backfill cap full, a worker hung (SIGSTOP): see scaleHealing.ts. */
   readonly healing: HealingOptions
+  /** The parts run (default: all); `--scale-parts workers` for the 1/2/4-worker runs alone. */
+  readonly parts?: ReadonlyArray<"workers" | "failover" | "healing" | "oneWorker">
 }
 
 // 50 slots a worker with a pool of 12 sessions: 250 slots on 8 sessions (4 workers must stay under the server's 100
@@ -43,7 +46,8 @@ export const defaultScaleOptions: ScaleOptions = {
   accounts: 1000,
   jobsPerAccount: 40,
   maxPoints: 600,
-  restoreRate: 100,
+  // 40 jobs at about 32 points a row: 66 s of restore an account, so the buckets bind (1,000 accounts: 600 rows/s)
+  restoreRate: 10,
   processes: [1, 2, 4],
   concurrencyPerWorker: 50,
   steadyPerSecond: 20,
@@ -80,12 +84,9 @@ export interface WorkersRun {
   readonly ratioToOneWorker: number
   readonly cpuSecondsPerWorker: number
   readonly peakRssMbPerWorker: number
-  /**
-   * What held it back: bucket (at the ceiling), slots (accounts waiting for a worker's slot), emulator (its one process
-   * busy most of the wall time: the service stand-in, not us), cpu (the workers' CPU near the cores), machine (the
-   * load average over twice the cores: other processes took the CPU), other.
-   */
-  readonly bound: "bucket" | "slots" | "emulator" | "cpu" | "machine" | "other"
+  /** What held it back, decided from `shares` (see decideBound). */
+  readonly bound: Bound
+  readonly shares: BoundShares
   /** The emulator process's CPU seconds per wall second over the run, and the machine's load average at its end. */
   readonly emulatorCpuShare: number
   readonly loadAverage: number
@@ -103,7 +104,9 @@ export interface ScaleResult {
   readonly hungWorkerReleaseSeconds: number
   readonly doubleRuns: number
   readonly workers: ReadonlyArray<WorkersRun>
-  readonly oneWorker500: { readonly accounts: number; readonly ratioToCeiling: number; readonly peakRssMb: number; readonly rowsPerSecond: number; readonly seconds: number; readonly cpuSeconds: number; readonly cpuSecPer10k: number }
+  /** The 1-worker figure of `workers` (with 1,000 accounts: the issue's one worker holding 1,000 in flight). */
+  readonly oneWorker1000?: { readonly accounts: number; readonly ratioToCeiling: number; readonly peakRssMb: number }
+  readonly oneWorker500?: { readonly accounts: number; readonly ratioToCeiling: number; readonly peakRssMb: number; readonly rowsPerSecond: number; readonly seconds: number; readonly cpuSeconds: number; readonly cpuSecPer10k: number }
   readonly settings: ScaleOptions
   readonly loadAverageBefore: ReadonlyArray<number>
 }
@@ -248,11 +251,14 @@ const workersRuns = (emulator: EmulatorProcess, o: ScaleOptions) =>
         const emulatorBefore = procSample(emulator.pid).cpuSeconds
         const samples = yield* Effect.scoped(
           Effect.gen(function* () {
-            const workers = yield* Effect.forEach(Array.from({ length: processes }), () => startWorker(env, o.concurrencyPerWorker))
+            const ported = yield* Effect.forEach(Array.from({ length: processes }), () => withMetricsPort(env))
+            const workers = yield* Effect.forEach(ported, (p) => startWorker(p.env, o.concurrencyPerWorker))
+            const probe = yield* startBoundProbe(env.DATABASE_APPLICATION_NAME ?? "account-sync", workers.map((w) => w.pid))
             yield* waitFor(`${o.accounts} accounts synced`, 1800, drained(sql, `${env.DB_SCHEMA}_queue`, o.accounts))
             const s = workers.map((w) => w.sample())
+            const permits = yield* Effect.forEach(ported, (p) => permitSeconds(p.port))
             for (const w of workers) yield* w.kill("SIGTERM")
-            return s
+            return { s, probe, permits }
           })
         )
         doubleRuns += yield* overlappingRuns(sql)
@@ -261,24 +267,20 @@ const workersRuns = (emulator: EmulatorProcess, o: ScaleOptions) =>
         const floorSeconds = Math.max(0, (o.jobsPerAccount * pointsPerRow - o.maxPoints) / o.restoreRate)
         const rowsPerSecond = totals.rows / totals.seconds
         const ratioToCeiling = floorSeconds / totals.seconds
-        const cpuSecondsPerWorker = samples.reduce((n, s) => n + s.cpuSeconds, 0) / processes
-        const peakRssMbPerWorker = Math.max(...samples.map((s) => s.peakRssMb))
-        const slots = processes * o.concurrencyPerWorker
-        const cpuBusy = (cpuSecondsPerWorker * processes) / totals.seconds / os.cpus().length
+        const cpuSecondsPerWorker = samples.s.reduce((n, s) => n + s.cpuSeconds, 0) / processes
+        const peakRssMbPerWorker = Math.max(...samples.s.map((s) => s.peakRssMb))
         const emulatorCpuShare = (procSample(emulator.pid).cpuSeconds - emulatorBefore) / totals.seconds
         const loadAverage = os.loadavg()[0]!
-        const bound: WorkersRun["bound"] =
-          ratioToCeiling >= 0.85
-            ? "bucket"
-            : slots < o.accounts && ratioToCeiling >= 0.8 * (slots / o.accounts)
-              ? "slots"
-              : emulatorCpuShare >= 0.7
-                ? "emulator"
-                : cpuBusy >= 0.6
-                  ? "cpu"
-                  : loadAverage >= 2 * os.cpus().length
-                    ? "machine"
-                    : "other"
+        const shares = yield* samples.probe.finish({
+          queueSchema: `${env.DB_SCHEMA}_queue`,
+          wallSeconds: totals.seconds,
+          workersCpuSeconds: cpuSecondsPerWorker * processes,
+          emulatorCpuShare,
+          permitWaitSeconds: samples.permits.reduce((n, p) => n + p.waited, 0),
+          permitsFullSeconds: samples.permits.reduce((n, p) => n + p.full, 0),
+          processes
+        })
+        const bound = decideBound(ratioToCeiling, shares)
         const run: WorkersRun = {
           processes,
           rowsPerSecond,
@@ -287,6 +289,7 @@ const workersRuns = (emulator: EmulatorProcess, o: ScaleOptions) =>
           cpuSecondsPerWorker,
           peakRssMbPerWorker,
           bound,
+          shares,
           emulatorCpuShare,
           loadAverage,
           seconds: totals.seconds,
@@ -295,7 +298,7 @@ const workersRuns = (emulator: EmulatorProcess, o: ScaleOptions) =>
         }
         runs.push(run)
         yield* say(
-          `${processes} worker(s): ${Math.round(rowsPerSecond)} rows/s in ${totals.seconds.toFixed(1)} s, ratio ${ratioToCeiling.toFixed(3)} (${bound}), CPU ${cpuSecondsPerWorker.toFixed(1)} s and peak RSS ${peakRssMbPerWorker.toFixed(0)} MB per worker; emulator ${emulatorCpuShare.toFixed(2)} CPU s/s, load ${loadAverage.toFixed(1)}`
+          `${processes} worker(s): ${Math.round(rowsPerSecond)} rows/s in ${totals.seconds.toFixed(1)} s, ratio ${ratioToCeiling.toFixed(3)} (${bound}), CPU ${cpuSecondsPerWorker.toFixed(1)} s and peak RSS ${peakRssMbPerWorker.toFixed(0)} MB per worker; load ${loadAverage.toFixed(1)}; ${describeShares(shares)}`
         )
       }
 
@@ -395,10 +398,13 @@ export const oneWorkerRun = (emulator: EmulatorProcess, o: ScaleOptions) =>
 export const scaleBench = (emulator: EmulatorProcess, options: ScaleOptions) =>
   Effect.gen(function* () {
     const loadAverageBefore = os.loadavg().map((l) => Math.round(l * 100) / 100)
-    const workers = yield* workersRuns(emulator, options)
-    const failover = yield* failoverRun(emulator, options)
-    const healing = yield* healingRuns(emulator, options.healing)
-    const one = yield* oneWorkerRun(emulator, options)
+    const parts = new Set(options.parts ?? ["workers", "failover", "healing", "oneWorker"])
+    const skipped = { runs: [] as Array<WorkersRun>, doubleRuns: 0, claimsPerSecond: NaN, dueToStartP50Seconds: NaN, dueToStartP99Seconds: NaN }
+    const workers = parts.has("workers") ? yield* workersRuns(emulator, options) : skipped
+    const failover = parts.has("failover") ? yield* failoverRun(emulator, options) : { failoverSeconds: NaN, doubleRuns: 0 }
+    const healing = parts.has("healing") ? yield* healingRuns(emulator, options.healing) : { failoverSecondsUnderCap: NaN, hungWorkerReleaseSeconds: NaN, doubleRuns: 0 }
+    const one = parts.has("oneWorker") ? yield* oneWorkerRun(emulator, options) : undefined
+    const single = workers.runs.find((r) => r.processes === 1)
     return {
       claimsPerSecond: workers.claimsPerSecond,
       dueToStartP50Seconds: workers.dueToStartP50Seconds,
@@ -406,9 +412,10 @@ export const scaleBench = (emulator: EmulatorProcess, options: ScaleOptions) =>
       failoverSeconds: failover.failoverSeconds,
       failoverSecondsUnderCap: healing.failoverSecondsUnderCap,
       hungWorkerReleaseSeconds: healing.hungWorkerReleaseSeconds,
-      doubleRuns: workers.doubleRuns + failover.doubleRuns + healing.doubleRuns + one.double,
+      doubleRuns: workers.doubleRuns + failover.doubleRuns + healing.doubleRuns + (one?.double ?? 0),
       workers: workers.runs,
-      oneWorker500: one.result,
+      ...(single ? { oneWorker1000: { accounts: options.accounts, ratioToCeiling: single.ratioToCeiling, peakRssMb: single.peakRssMbPerWorker } } : {}),
+      ...(one ? { oneWorker500: one.result } : {}),
       settings: options,
       loadAverageBefore
     } satisfies ScaleResult

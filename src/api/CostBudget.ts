@@ -2,6 +2,7 @@ import type { DocumentNode } from "graphql"
 import { Clock, Context, Duration, Effect, Layer, Metric, Ref } from "effect"
 import * as Metrics from "../observability/metrics.js"
 import { estimateQueryCost } from "./costEstimate.js"
+import { idle } from "./idleWait.js"
 import { operationName } from "./documents.js"
 import type { QueryCost } from "./errors.js"
 
@@ -167,7 +168,8 @@ export const makeCostBudget = Effect.gen(function* () {
       if (waitMs > 0) {
         yield* Metric.incrementBy(Metrics.forAccount(Metrics.throttleWaitSeconds, accountId), waitMs / 1000)
         yield* Effect.annotateLogs(Effect.logDebug(`waiting ${waitMs} ms for ${cost} query points`), { accountId })
-        yield* Effect.sleep(Duration.millis(waitMs))
+        // a wait, not work: a worker hands the job's permit back meanwhile (idleWaiting)
+        yield* idle(Effect.sleep(Duration.millis(waitMs)))
       }
     })
 

@@ -1,6 +1,7 @@
 import type { DocumentNode } from "graphql"
 import { Context, Effect, Layer, type Redacted, Schedule } from "effect"
 import { CostBudget } from "./CostBudget.js"
+import { idle } from "./idleWait.js"
 import { GraphqlTokenInvalid, type ServiceError } from "./errors.js"
 import { type GraphqlResult, GraphqlTransport, GraphqlTransportLive, type Variables } from "./GraphqlTransport.js"
 
@@ -47,7 +48,7 @@ export const makeServiceClient = Effect.gen(function* () {
         Effect.tapErrorTag("Throttled", (e) =>
           budget.throttled(accountId, document, variables, e.cost).pipe(
             // without a throttle status there is nothing to compute the wait from: back off a second
-            Effect.zipRight(e.cost ? Effect.void : Effect.sleep("1 second"))
+            Effect.zipRight(e.cost ? Effect.void : idle(Effect.sleep("1 second")))
           )
         )
       )

@@ -15,7 +15,7 @@ import { checkAtLeast } from "./optionChecks.js"
 
 const concurrency = Options.integer("concurrency").pipe(
   Options.withPseudoName("N"),
-  Options.withDescription("Jobs (accounts) this process works at once (default: SYNC_CONCURRENCY, else 4)"),
+  Options.withDescription("Jobs (accounts) doing CPU work at once: fetching, reading and landing a page (default: SYNC_CONCURRENCY, else 4); an account waiting for its bucket holds none, and up to QUEUE_ACCOUNTS_IN_FLIGHT are held"),
   Options.optional
 )
 

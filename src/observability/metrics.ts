@@ -116,3 +116,13 @@ export const jobFailovers = Metric.counter("account_sync_job_failovers_total", {
   description: "Jobs claimed again after the worker that held them stopped beating (crashed or cut off), by kind",
   incremental: true
 })
+
+export const permitWaitSeconds = Metric.counter("account_sync_worker_permit_wait_seconds_total", {
+  description: "Time the accounts a worker has in flight waited for one of its permits of CPU work (its concurrency), by worker",
+  incremental: true
+})
+
+export const permitsFullSeconds = Metric.counter("account_sync_worker_permits_full_seconds_total", {
+  description: "Time during which every one of a worker's permits of CPU work was held (its CPU work, not its accounts' buckets, set the pace), by worker",
+  incremental: true
+})

@@ -32,6 +32,12 @@ export const JobSettingsConfig = Config.all({
   monitorSeconds: atLeast("QUEUE_MONITOR_SECONDS", 1, 10),
   /** How often an idle worker asks for jobs. */
   pollInterval: positive("QUEUE_POLL_INTERVAL", Duration.seconds(1)),
+  /**
+   * Accounts a worker holds in flight (jobs claimed): an account waiting for its query-cost bucket holds no slot of
+   * the worker's concurrency, which bounds the CPU work in hand (pages fetched, parsed and landed at once), not these.
+   * Bounded by memory: a few hundred kB each at most.
+   */
+  accountsInFlight: atLeast("QUEUE_ACCOUNTS_IN_FLIGHT", 1, 1000),
   /** Backfill jobs running at once across every worker (they are what loads the warehouse). */
   backfillsAtOnce: atLeast("QUEUE_BACKFILLS_AT_ONCE", 1, 4),
   /** Attempts after the first before a failing job goes to the dead-letter queue. */

@@ -7,10 +7,16 @@ import { type AccountJob, followUpOf } from "./JobKinds.js"
 import { type ClaimedJob, JobQueue, type QueueError } from "./JobQueue.js"
 import { JobSettings } from "./JobSettings.js"
 import { Scheduler } from "./Scheduler.js"
+import { makeWorkPermits } from "./WorkPermits.js"
 
 export interface WorkerOptions {
-  /** Jobs (accounts) worked at once by this process. */
+  /**
+   * Jobs (accounts) doing CPU work at once in this process: fetching, reading and landing a page. A job waiting for
+   * its account's bucket holds none of these (see WorkPermits).
+   */
   readonly concurrency: number
+  /** Jobs (accounts) held at once, waiting or working (default: QUEUE_ACCOUNTS_IN_FLIGHT), at least `concurrency`. */
+  readonly accountsInFlight?: number
   /** This process in logs and metrics (host:pid). */
   readonly name: string
 }
@@ -39,6 +45,8 @@ export const WorkerLive = Layer.effect(
     const run = (options: WorkerOptions) =>
       Effect.gen(function* () {
         const held = yield* Ref.make(new Map<string, Held>())
+        const permits = makeWorkPermits(options.concurrency, options.name)
+        const inFlight = Math.max(options.concurrency, options.accountsInFlight ?? settings.accountsInFlight)
         const tagged = <T, I, O>(metric: Metric.Metric<T, I, O>, job: AccountJob) => Metric.tagged(metric, "kind", kindOf(job))
         const finished = (job: AccountJob, outcome: string) =>
           Metric.increment(Metric.tagged(Metric.tagged(tagged(Metrics.jobsFinished, job), "outcome", outcome), "worker", options.name))
@@ -101,7 +109,7 @@ export const WorkerLive = Layer.effect(
             yield* Metric.update(tagged(Metrics.jobDueToStartSeconds, job), Math.max(0, (startedAt - Date.parse(job.dueAt)) / 1000))
             if (claimed.retryCount > 0) yield* Metric.increment(tagged(Metrics.jobRetries, job))
             if (claimed.failedOver) yield* Metric.increment(tagged(Metrics.jobFailovers, job))
-            const outcome = yield* work.run(job).pipe(Effect.timeoutOption(settings.slice), Effect.catchAllCause((cause) => Effect.succeed(Option.some<WorkOutcome>({ _tag: "Failed", reason: Cause.pretty(cause).split("\n")[0] ?? "failed" }))))
+            const outcome = yield* permits.holding(work.run(job)).pipe(Effect.timeoutOption(settings.slice), Effect.catchAllCause((cause) => Effect.succeed(Option.some<WorkOutcome>({ _tag: "Failed", reason: Cause.pretty(cause).split("\n")[0] ?? "failed" }))))
             // settled whatever happens next: a SIGTERM now must not leave the job claimed until its heartbeat lapses
             yield* Effect.uninterruptible(settle(outcome, startedAt))
           }).pipe(
@@ -128,9 +136,11 @@ export const WorkerLive = Layer.effect(
         // a worker starting makes one tick of its own, so a fresh deployment does not wait for the next cron line
         yield* queue.tick
 
-        yield* Effect.logInfo(`worker ${options.name} taking jobs, ${options.concurrency} at once`)
+        yield* Effect.logInfo(`worker ${options.name} taking jobs: ${inFlight} accounts in flight, ${options.concurrency} working at once`)
         for (;;) {
-          const free = options.concurrency - (yield* FiberMap.size(running))
+          // more accounts only while a permit is idle: a worker whose permits are all busy leaves the queue's jobs to
+          // the other workers; one whose accounts wait for their buckets takes more, up to the accounts in flight
+          const free = Math.min(inFlight - (yield* FiberMap.size(running)), permits.idle())
           if (free <= 0) {
             yield* Effect.sleep(Duration.millis(50))
             continue
@@ -141,6 +151,8 @@ export const WorkerLive = Layer.effect(
             yield* Ref.update(held, (m) => m.set(c.id, { claimed: c, state }))
             yield* FiberMap.run(running, c.id, runJob(c, state))
           }
+          // the jobs just claimed take their permits before the next count
+          yield* Effect.yieldNow()
           if (claimed.length < free) yield* Effect.sleep(settings.pollInterval)
         }
       }).pipe(
