@@ -4,6 +4,7 @@
  *          --freshness-accounts N --freshness-seconds S --edits-per-second R --burst-per-second R --burst-load-workers N --burst-load-jobs N
  *          --whole-account-jobs N --whole-account-max-points P --whole-account-floor S
  *          --scale-accounts N --scale-jobs N --scale-processes a,b,c --scale-concurrency N --scale-one-worker-accounts N
+ *          --scale-idle-accounts N --scale-idle-cycles N --scale-idle-only (the idle cycle alone; the earlier scale figures kept)
  * Prints a table and writes bench/results.json (with --only: into the existing file, replacing only what ran). See
  * bench/README.md for the method.
  */
@@ -51,7 +52,13 @@ const options: BenchOptions = {
     ...(flag("scale-jobs") ? { jobsPerAccount: Number(flag("scale-jobs")) } : {}),
     ...(flag("scale-processes") ? { processes: flag("scale-processes")!.split(",").map(Number) } : {}),
     ...(flag("scale-concurrency") ? { concurrencyPerWorker: Number(flag("scale-concurrency")) } : {}),
-    ...(flag("scale-one-worker-accounts") ? { oneWorkerAccounts: Number(flag("scale-one-worker-accounts")) } : {})
+    ...(flag("scale-one-worker-accounts") ? { oneWorkerAccounts: Number(flag("scale-one-worker-accounts")) } : {}),
+    idleCycle: {
+      ...base.scale.idleCycle,
+      ...(flag("scale-idle-accounts") ? { accounts: Number(flag("scale-idle-accounts")) } : {}),
+      ...(flag("scale-idle-cycles") ? { cycles: Number(flag("scale-idle-cycles")) } : {})
+    },
+    ...(args.includes("--scale-idle-only") ? { idleOnly: true } : {})
   }
 }
 const out = flag("out") ?? path.resolve(path.dirname(fileURLToPath(import.meta.url)), "results.json")

@@ -13,6 +13,7 @@ import { benchDatabaseUrl, freshSchemaName } from "./database.js"
 import { BenchError } from "./errors.js"
 import { binPath, nodeArgs, nodeEnv, type EmulatorProcess } from "./emulatorProcess.js"
 import { quantile } from "./freshness.js"
+import { idleCycleBench, type IdleCycleOptions } from "./idleCycle.js"
 
 export interface ScaleOptions {
   /** Accounts of the 1/2/4-worker runs, their jobs, and the bucket that binds them (small restore rate). */
@@ -32,6 +33,9 @@ export interface ScaleOptions {
   /** One worker holding this many accounts at the real bucket (10,000 points, 500/s), each with these jobs. */
   readonly oneWorkerAccounts: number
   readonly oneWorkerJobs: number
+  /** A `sync` cycle over this many current accounts with nothing changed (`idleOnly`: that part alone). */
+  readonly idleCycle: IdleCycleOptions
+  readonly idleOnly?: boolean
 }
 
 // 50 slots a worker with a pool of 12 sessions: 250 slots on 8 sessions (4 workers must stay under the server's 100
@@ -48,7 +52,8 @@ export const defaultScaleOptions: ScaleOptions = {
   failoverAccounts: 10,
   failoverJobs: 3000,
   oneWorkerAccounts: 500,
-  oneWorkerJobs: 600
+  oneWorkerJobs: 600,
+  idleCycle: { accounts: 1000, jobs: 5, concurrency: 8, cycles: 3 }
 }
 
 export const quickScaleOptions: ScaleOptions = {
@@ -63,7 +68,8 @@ export const quickScaleOptions: ScaleOptions = {
   failoverAccounts: 2,
   failoverJobs: 2000,
   oneWorkerAccounts: 6,
-  oneWorkerJobs: 100
+  oneWorkerJobs: 100,
+  idleCycle: { accounts: 20, jobs: 5, concurrency: 4, cycles: 2 }
 }
 
 export interface WorkersRun {
@@ -89,7 +95,16 @@ export interface WorkersRun {
   readonly pointsPerRow: number
 }
 
-export interface ScaleResult {
+/** A scale result with the worker runs (not an `idleOnly` one). */
+export const hasRuns = <T extends ScaleResult>(r: T): r is T & ScaleRuns => "workers" in r
+
+export interface ScaleResult extends Partial<ScaleRuns> {
+  readonly idleCycle: Effect.Effect.Success<ReturnType<typeof idleCycleBench>>
+  readonly settings: ScaleOptions
+  readonly loadAverageBefore: ReadonlyArray<number>
+}
+
+export interface ScaleRuns {
   readonly claimsPerSecond: number
   readonly dueToStartP50Seconds: number
   readonly dueToStartP99Seconds: number
@@ -97,8 +112,6 @@ export interface ScaleResult {
   readonly doubleRuns: number
   readonly workers: ReadonlyArray<WorkersRun>
   readonly oneWorker500: { readonly accounts: number; readonly ratioToCeiling: number; readonly peakRssMb: number; readonly rowsPerSecond: number; readonly seconds: number; readonly cpuSeconds: number }
-  readonly settings: ScaleOptions
-  readonly loadAverageBefore: ReadonlyArray<number>
 }
 
 const say = (line: string) => Effect.sync(() => process.stderr.write(`bench: scale: ${line}\n`))
@@ -386,6 +399,8 @@ const oneWorkerRun = (emulator: EmulatorProcess, o: ScaleOptions) =>
 export const scaleBench = (emulator: EmulatorProcess, options: ScaleOptions) =>
   Effect.gen(function* () {
     const loadAverageBefore = os.loadavg().map((l) => Math.round(l * 100) / 100)
+    const idleCycle = yield* idleCycleBench(emulator, options.idleCycle)
+    if (options.idleOnly) return { idleCycle, settings: options, loadAverageBefore }
     const workers = yield* workersRuns(emulator, options)
     const failover = yield* failoverRun(emulator, options)
     const one = yield* oneWorkerRun(emulator, options)
@@ -397,7 +412,8 @@ export const scaleBench = (emulator: EmulatorProcess, options: ScaleOptions) =>
       doubleRuns: workers.doubleRuns + failover.doubleRuns + one.double,
       workers: workers.runs,
       oneWorker500: one.result,
+      idleCycle,
       settings: options,
       loadAverageBefore
-    } satisfies ScaleResult
+    } satisfies ScaleResult & ScaleRuns
   })
