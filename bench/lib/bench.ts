@@ -225,9 +225,9 @@ const benchmarkKeys: ReadonlyArray<string> = ["budget", "landing", "writePath", 
  * (the top-level machine, takenAt, command), and is listed under `updates`.
  */
 export const mergeResults = (earlier: Record<string, unknown>, results: BenchResults): Record<string, unknown> => {
-  // a scale run of its idle cycle alone keeps the earlier run's other scale figures
+  // a scale run of its idle cycle alone replaces only that figure: the earlier run's others, settings and load stay
   if (results.scale && !hasRuns(results.scale) && typeof earlier.scale === "object" && earlier.scale !== null) {
-    results = { ...results, scale: { ...(earlier.scale as typeof results.scale), ...results.scale } }
+    results = { ...results, scale: { ...(earlier.scale as typeof results.scale), idleCycle: results.scale.idleCycle } }
   }
   const made = benchmarkKeys.filter((k) => k in results)
   const kept = benchmarkKeys.filter((k) => k in earlier && !made.includes(k))
