@@ -4,7 +4,8 @@
  *          --freshness-accounts N --freshness-seconds S --edits-per-second R --burst-per-second R --burst-load-workers N --burst-load-jobs N
  *          --whole-account-jobs N --whole-account-max-points P --whole-account-floor S
  *          --scale-accounts N --scale-jobs N --scale-processes a,b,c --scale-concurrency N --scale-one-worker-accounts N
- *          --scale-restore-rate N --scale-parts workers,failover,healing,oneWorker
+ *          --scale-restore-rate N --scale-parts idle,workers,failover,healing,oneWorker
+ *          --scale-idle-accounts N --scale-idle-cycles N --scale-idle-only (= --scale-parts idle; a run of some parts keeps the earlier figures of the others)
  * Prints a table and writes bench/results.json (with --only: into the existing file, replacing only what ran). See
  * bench/README.md for the method.
  */
@@ -13,7 +14,7 @@ import { Effect } from "effect"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { type BenchName, type BenchOptions, defaultOptions, quickOptions, runBench, writeResults } from "./lib/bench.js"
-import type { ScaleOptions } from "./lib/scale.js"
+import { type ScalePart, scaleParts } from "./lib/scale.js"
 import { renderResults } from "./lib/report.js"
 
 const args = process.argv.slice(2)
@@ -33,7 +34,7 @@ const listOf = <T extends string>(name: string, allowed: ReadonlyArray<T>): Arra
 }
 const base: BenchOptions = args.includes("--quick") ? quickOptions : defaultOptions
 const only = listOf<BenchName>("only", ["budget", "landing", "writePath", "memory", "accounts", "exactness", "freshness", "wholeAccount", "scale", "history"])
-const scaleParts = listOf<NonNullable<ScaleOptions["parts"]>[number]>("scale-parts", ["workers", "failover", "healing", "oneWorker"])
+const parts = args.includes("--scale-idle-only") ? (["idle"] as Array<ScalePart>) : listOf<ScalePart>("scale-parts", scaleParts)
 const options: BenchOptions = {
   ...base,
   ...(only ? { only } : {}),
@@ -66,7 +67,12 @@ const options: BenchOptions = {
     ...(flag("scale-concurrency") ? { concurrencyPerWorker: Number(flag("scale-concurrency")) } : {}),
     ...(flag("scale-one-worker-accounts") ? { oneWorkerAccounts: Number(flag("scale-one-worker-accounts")) } : {}),
     ...(flag("scale-restore-rate") ? { restoreRate: Number(flag("scale-restore-rate")) } : {}),
-    ...(scaleParts ? { parts: scaleParts } : {})
+    ...(parts ? { parts } : {}),
+    idleCycle: {
+      ...base.scale.idleCycle,
+      ...(flag("scale-idle-accounts") ? { accounts: Number(flag("scale-idle-accounts")) } : {}),
+      ...(flag("scale-idle-cycles") ? { cycles: Number(flag("scale-idle-cycles")) } : {})
+    }
   }
 }
 const out = flag("out") ?? path.resolve(path.dirname(fileURLToPath(import.meta.url)), "results.json")

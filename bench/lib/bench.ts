@@ -6,7 +6,7 @@ import { BenchError } from "./errors.js"
 import { type FreshnessOptions, freshnessBench } from "./freshness.js"
 import { startEmulatorProcess } from "./emulatorProcess.js"
 import { describeMachine, machineInfo } from "./machine.js"
-import { defaultScaleOptions, quickScaleOptions, scaleBench, type ScaleOptions } from "./scale.js"
+import { defaultScaleOptions, hasRuns, quickScaleOptions, scaleBench, type ScaleOptions } from "./scale.js"
 import type { BenchResults } from "./report.js"
 import { writePathBench } from "./writePath.js"
 
@@ -226,6 +226,11 @@ const benchmarkKeys: ReadonlyArray<string> = ["budget", "landing", "writePath", 
  * (the top-level machine, takenAt, command), and is listed under `updates`.
  */
 export const mergeResults = (earlier: Record<string, unknown>, results: BenchResults): Record<string, unknown> => {
+  // a scale run of some of its parts replaces only their figures: the earlier run's others, settings and load stay
+  if (results.scale && !hasRuns(results.scale) && typeof earlier.scale === "object" && earlier.scale !== null) {
+    const { settings: _settings, loadAverageBefore: _load, ...figures } = results.scale
+    results = { ...results, scale: { ...(earlier.scale as typeof results.scale), ...figures } }
+  }
   const made = benchmarkKeys.filter((k) => k in results)
   const kept = benchmarkKeys.filter((k) => k in earlier && !made.includes(k))
   if (kept.length === 0) return { ...results }

@@ -45,10 +45,12 @@ export const connectorLayer = (options: {
   readonly budget?: Layer.Layer<CostBudget>
   readonly concurrency?: number
   readonly keepSchema?: boolean
+  /** The pool's application_name (default `account-sync-bench`). */
+  readonly applicationName?: string
 }) => {
   const env: Env = {
     ...childEnv(options.settings, benchDatabaseUrl(), options.schema),
-    DATABASE_APPLICATION_NAME: "account-sync-bench",
+    DATABASE_APPLICATION_NAME: options.applicationName ?? "account-sync-bench",
     DATABASE_POOL_SIZE: String(Math.max(10, (options.concurrency ?? 4) + 4)),
     SYNC_CONCURRENCY: String(options.concurrency ?? 4)
   }

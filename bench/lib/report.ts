@@ -1,7 +1,7 @@
 import type { AccountsRun, BudgetResult, ExactnessResult, HistoryResult, LandingResult, MemoryRun, WholeAccountResult } from "./benchmarks.js"
 import type { FreshnessResult } from "./freshness.js"
 import type { MachineInfo } from "./machine.js"
-import type { ScaleResult } from "./scale.js"
+import { hasRuns, type ScaleResult } from "./scale.js"
 import type { WritePathResult } from "./writePath.js"
 
 export interface BenchResults {
@@ -135,7 +135,13 @@ export const renderResults = (r: BenchResults): string => {
     ])
     rows.push(["wholeAccount", "points per row", Object.entries(w.pointsPerRow).map(([s, n]) => `${s} ${f(n, 0)}`).join(", "), "", ""])
   }
-  if (r.scale) {
+  if (r.scale?.idleCycle) {
+    const i = r.scale.idleCycle
+    rows.push(["scale", `idle cycle, ${i.accounts} accounts: connector CPU ms per account`, f(i.connectorCpuMsPerAccount), `<= ${i.goal.connectorCpuMsPerAccount}`, mark(i.connectorCpuMsPerAccount <= i.goal.connectorCpuMsPerAccount)])
+    rows.push(["scale", "idle cycle: SQL statements per account", f(i.statementsPerAccount, 1), `<= ${i.goal.statementsPerAccount}`, mark(i.statementsPerAccount <= i.goal.statementsPerAccount)])
+    rows.push(["scale", "idle cycle: Postgres CPU ms, service requests per account", `${f(i.postgresCpuMsPerAccount)}, ${f(i.requestsPerAccount)}`, "", ""])
+  }
+  if (r.scale && hasRuns(r.scale)) {
     const sc = r.scale
     rows.push(["scale", "jobs claimed per second (nothing to do in them)", f(sc.claimsPerSecond, 0), ">= 300", mark(sc.claimsPerSecond >= 300)])
     rows.push(["scale", "due to start p50", `${f(sc.dueToStartP50Seconds)} s`, "", ""])

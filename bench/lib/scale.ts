@@ -15,6 +15,11 @@ import { binPath, nodeArgs, nodeEnv, type EmulatorProcess } from "./emulatorProc
 import { quantile } from "./freshness.js"
 import { healingRuns, type HealingOptions } from "./scaleHealing.js"
 import { type Bound, type BoundShares, decideBound, describeShares, permitSeconds, startBoundProbe, withMetricsPort } from "./scaleBound.js"
+import { idleCycleBench, type IdleCycleOptions } from "./idleCycle.js"
+
+/** The scale bench's parts; a run of some of them replaces only their figures in bench/results.json. */
+export const scaleParts = ["idle", "workers", "failover", "healing", "oneWorker"] as const
+export type ScalePart = (typeof scaleParts)[number]
 
 export interface ScaleOptions {
   /** Accounts of the 1/2/4-worker runs, their jobs, and the bucket that binds them (small restore rate). */
@@ -37,7 +42,9 @@ export interface ScaleOptions {
   /** A worker SIGKILLed with the backfill cap full, a worker hung (SIGSTOP): see scaleHealing.ts. */
   readonly healing: HealingOptions
   /** The parts run (default: all); `--scale-parts workers` for the 1/2/4-worker runs alone. */
-  readonly parts?: ReadonlyArray<"workers" | "failover" | "healing" | "oneWorker">
+  readonly parts?: ReadonlyArray<ScalePart>
+  /** A `sync` cycle over this many current accounts with nothing changed (the part `idle`). */
+  readonly idleCycle: IdleCycleOptions
 }
 
 // 50 slots a worker with a pool of 12 sessions: 250 slots on 8 sessions (4 workers must stay under the server's 100
@@ -56,7 +63,8 @@ export const defaultScaleOptions: ScaleOptions = {
   failoverJobs: 3000,
   oneWorkerAccounts: 500,
   oneWorkerJobs: 600,
-  healing: { capAccounts: 8, capJobs: 3000, cap: 4, hungAccounts: 2, hungJobs: 3000, latencyMs: 400 }
+  healing: { capAccounts: 8, capJobs: 3000, cap: 4, hungAccounts: 2, hungJobs: 3000, latencyMs: 400 },
+  idleCycle: { accounts: 1000, jobs: 5, concurrency: 8, cycles: 3 }
 }
 
 export const quickScaleOptions: ScaleOptions = {
@@ -72,7 +80,8 @@ export const quickScaleOptions: ScaleOptions = {
   failoverJobs: 2000,
   oneWorkerAccounts: 6,
   oneWorkerJobs: 100,
-  healing: { capAccounts: 8, capJobs: 1500, cap: 4, hungAccounts: 2, hungJobs: 1500, latencyMs: 400 }
+  healing: { capAccounts: 8, capJobs: 1500, cap: 4, hungAccounts: 2, hungJobs: 1500, latencyMs: 400 },
+  idleCycle: { accounts: 20, jobs: 5, concurrency: 4, cycles: 2 }
 }
 
 export interface WorkersRun {
@@ -95,7 +104,17 @@ export interface WorkersRun {
   readonly pointsPerRow: number
 }
 
-export interface ScaleResult {
+/** A scale result with every part's figures (a run of all its parts). */
+export const hasRuns = <T extends ScaleResult>(r: T): r is T & ScaleRuns & Required<Pick<ScaleResult, "idleCycle">> =>
+  "workers" in r && "failoverSeconds" in r && "failoverSecondsUnderCap" in r && "idleCycle" in r
+
+export interface ScaleResult extends Partial<ScaleRuns> {
+  readonly idleCycle?: Effect.Effect.Success<ReturnType<typeof idleCycleBench>>
+  readonly settings: ScaleOptions
+  readonly loadAverageBefore: ReadonlyArray<number>
+}
+
+export interface ScaleRuns {
   readonly claimsPerSecond: number
   readonly dueToStartP50Seconds: number
   readonly dueToStartP99Seconds: number
@@ -107,8 +126,6 @@ export interface ScaleResult {
   /** The 1-worker figure of `workers` (with 1,000 accounts: the issue's one worker holding 1,000 in flight). */
   readonly oneWorker1000?: { readonly accounts: number; readonly ratioToCeiling: number; readonly peakRssMb: number }
   readonly oneWorker500?: { readonly accounts: number; readonly ratioToCeiling: number; readonly peakRssMb: number; readonly rowsPerSecond: number; readonly seconds: number; readonly cpuSeconds: number; readonly cpuSecPer10k: number }
-  readonly settings: ScaleOptions
-  readonly loadAverageBefore: ReadonlyArray<number>
 }
 
 const say = (line: string) => Effect.sync(() => process.stderr.write(`bench: scale: ${line}\n`))
@@ -398,24 +415,21 @@ export const oneWorkerRun = (emulator: EmulatorProcess, o: ScaleOptions) =>
 export const scaleBench = (emulator: EmulatorProcess, options: ScaleOptions) =>
   Effect.gen(function* () {
     const loadAverageBefore = os.loadavg().map((l) => Math.round(l * 100) / 100)
-    const parts = new Set(options.parts ?? ["workers", "failover", "healing", "oneWorker"])
-    const skipped = { runs: [] as Array<WorkersRun>, doubleRuns: 0, claimsPerSecond: NaN, dueToStartP50Seconds: NaN, dueToStartP99Seconds: NaN }
-    const workers = parts.has("workers") ? yield* workersRuns(emulator, options) : skipped
-    const failover = parts.has("failover") ? yield* failoverRun(emulator, options) : { failoverSeconds: NaN, doubleRuns: 0 }
-    const healing = parts.has("healing") ? yield* healingRuns(emulator, options.healing) : { failoverSecondsUnderCap: NaN, hungWorkerReleaseSeconds: NaN, doubleRuns: 0 }
+    const parts = new Set<ScalePart>(options.parts ?? scaleParts)
+    const idleCycle = parts.has("idle") ? yield* idleCycleBench(emulator, options.idleCycle) : undefined
+    const workers = parts.has("workers") ? yield* workersRuns(emulator, options) : undefined
+    const failover = parts.has("failover") ? yield* failoverRun(emulator, options) : undefined
+    const healing = parts.has("healing") ? yield* healingRuns(emulator, options.healing) : undefined
     const one = parts.has("oneWorker") ? yield* oneWorkerRun(emulator, options) : undefined
-    const single = workers.runs.find((r) => r.processes === 1)
+    const single = workers?.runs.find((r) => r.processes === 1)
     return {
-      claimsPerSecond: workers.claimsPerSecond,
-      dueToStartP50Seconds: workers.dueToStartP50Seconds,
-      dueToStartP99Seconds: workers.dueToStartP99Seconds,
-      failoverSeconds: failover.failoverSeconds,
-      failoverSecondsUnderCap: healing.failoverSecondsUnderCap,
-      hungWorkerReleaseSeconds: healing.hungWorkerReleaseSeconds,
-      doubleRuns: workers.doubleRuns + failover.doubleRuns + healing.doubleRuns + (one?.double ?? 0),
-      workers: workers.runs,
+      ...(workers ? { claimsPerSecond: workers.claimsPerSecond, dueToStartP50Seconds: workers.dueToStartP50Seconds, dueToStartP99Seconds: workers.dueToStartP99Seconds, workers: workers.runs } : {}),
+      ...(failover ? { failoverSeconds: failover.failoverSeconds } : {}),
+      ...(healing ? { failoverSecondsUnderCap: healing.failoverSecondsUnderCap, hungWorkerReleaseSeconds: healing.hungWorkerReleaseSeconds } : {}),
+      doubleRuns: (workers?.doubleRuns ?? 0) + (failover?.doubleRuns ?? 0) + (healing?.doubleRuns ?? 0) + (one?.double ?? 0),
       ...(single ? { oneWorker1000: { accounts: options.accounts, ratioToCeiling: single.ratioToCeiling, peakRssMb: single.peakRssMbPerWorker } } : {}),
       ...(one ? { oneWorker500: one.result } : {}),
+      ...(idleCycle ? { idleCycle } : {}),
       settings: options,
       loadAverageBefore
     } satisfies ScaleResult

@@ -60,6 +60,9 @@ export interface UnmatchedAccount {
   readonly lastReceivedAt: Date
 }
 
+/** The LIKE pattern of a topic prefix's topics (`JOB` matches `JOB_CREATE`, `JOB_UPDATE`, ...). */
+const topicPattern = (topicPrefix: string) => `${topicPrefix.replace(/[\\%_]/g, (c) => `\\${c}`)}\\_%`
+
 /** A change is read again no sooner than a second after it (the event's time has second precision: later changes of that second share its id). */
 const settleMs = 1000
 
@@ -139,6 +142,8 @@ export class EventQueue extends Context.Tag("account-sync/EventQueue")<
      * that wait (for a reconnect, a retry) or failed do not say that the stream's changes flow.
      */
     readonly lastApplied: (accountId: string, topicPrefix: string) => Effect.Effect<Date | null, SqlError.SqlError>
+    /** `lastApplied` of each of these topic prefixes, in one statement: by prefix (absent: none applied). */
+    readonly lastAppliedByTopic: (accountId: string, topicPrefixes: ReadonlyArray<string>) => Effect.Effect<ReadonlyMap<string, Date>, SqlError.SqlError>
     /**
      * Deletes what is done with and older than `cutoff`: settled deliveries (applied, ignored, unmatched, deferred to a
      * full pass, failed) by when they settled, and events still waiting for a reconnect by when they arrived. Events
@@ -246,6 +251,14 @@ export const EventQueueLive = Layer.effect(
         SELECT received_at FROM webhook_events WHERE account_id = ${accountId} AND state = 'applied' AND topic LIKE ${pattern}
         ORDER BY received_at DESC LIMIT 1`
     })
+    const lastAppliedEach = SqlSchema.findAll({
+      Request: Schema.Struct({ accountId: Schema.String, prefixes: Schema.Array(Schema.String), patterns: Schema.Array(Schema.String) }),
+      Result: Schema.Struct({ prefix: Schema.String, received_at: Schema.DateFromSelf }),
+      execute: ({ accountId, prefixes, patterns }) => sql`
+        SELECT t.prefix, e.received_at FROM unnest(${prefixes}::text[], ${patterns}::text[]) AS t(prefix, pattern)
+        CROSS JOIN LATERAL (SELECT received_at FROM webhook_events WHERE account_id = ${accountId} AND state = 'applied' AND topic LIKE t.pattern
+          ORDER BY received_at DESC LIMIT 1) e`
+    })
     const pruneRows = SqlSchema.findAll({
       Request: Schema.DateFromSelf,
       Result: IdRow,
@@ -307,7 +320,14 @@ export const EventQueueLive = Layer.effect(
             )
           ),
         lastApplied: (accountId: string, topicPrefix: string) =>
-          Effect.map(rowsOrDie(lastApplied({ accountId, pattern: `${topicPrefix.replace(/[\\%_]/g, (c) => `\\${c}`)}\\_%` })), (rows) => rows[0]?.received_at ?? null),
+          Effect.map(rowsOrDie(lastApplied({ accountId, pattern: topicPattern(topicPrefix) })), (rows) => rows[0]?.received_at ?? null),
+        lastAppliedByTopic: (accountId: string, topicPrefixes: ReadonlyArray<string>) =>
+          topicPrefixes.length === 0
+            ? Effect.succeed(new Map<string, Date>())
+            : Effect.map(
+                rowsOrDie(lastAppliedEach({ accountId, prefixes: topicPrefixes, patterns: topicPrefixes.map(topicPattern) })),
+                (rows) => new Map(rows.map((r) => [r.prefix, r.received_at]))
+              ),
         unmatched: () =>
           Effect.map(rowsOrDie(unmatched(undefined)), (rows) =>
             rows.map((r) => ({ sentAccountId: r.sent_account_id, events: r.events, lastReceivedAt: r.last_received_at }))

@@ -3,7 +3,7 @@ import { Context, Effect, Layer, Option, Schema } from "effect"
 import { retryingOnConnectionLoss } from "../db/connectionRetry.js"
 import { rowsOrDie } from "../db/rows.js"
 import { leaseFence, stillHeld } from "./AccountLeases.js"
-import type { AccountLockLost } from "./errors.js"
+import { AccountLockLost } from "./errors.js"
 import { sweepPlannerSettings } from "./landing/sweep.js"
 import type { LandingStep } from "./landing/steps.js"
 import type { Checkpoint, PassKind } from "./model.js"
@@ -150,6 +150,8 @@ export class Checkpoints extends Context.Tag("account-sync/Checkpoints")<
   Checkpoints,
   {
     readonly read: (accountId: string, stream: string) => Effect.Effect<Option.Option<Checkpoint>, SqlError.SqlError>
+    /** Every checkpoint of one account in one statement, by stream (a run decides each stream's pass from them). */
+    readonly forAccount: (accountId: string) => Effect.Effect<ReadonlyMap<string, Checkpoint>, SqlError.SqlError>
     /** Every account's checkpoints, by account and stream (the schedule reads when each account is due). */
     readonly all: () => Effect.Effect<ReadonlyMap<string, ReadonlyMap<string, Checkpoint>>, SqlError.SqlError>
     /**
@@ -244,6 +246,16 @@ export const CheckpointsLive = Layer.effect(
         }
         return byAccount as ReadonlyMap<string, ReadonlyMap<string, Checkpoint>>
       })
+    const findAccount = SqlSchema.findAll({
+      Request: Schema.String,
+      Result: Schema.extend(CheckpointRow, Schema.Struct({ stream: Schema.String })),
+      execute: (accountId) => sql`
+        SELECT stream, pass_kind, partition, position, anchors, shifted, tracks_seen, pass_started_at, high_water_mark, last_full_pass_at,
+          full_pass_requested_at, last_incremental_pass_at
+        FROM sync_checkpoints WHERE account_id = ${accountId}`
+    })
+    const forAccount = (accountId: string) =>
+      Effect.map(rowsOrDie(findAccount(accountId)), (rows) => new Map(rows.map((r) => [r.stream, toCheckpoint(r)])) as ReadonlyMap<string, Checkpoint>)
     const readOnce = (accountId: string, stream: string) => Effect.map(rowsOrDie(find({ accountId, stream })), Option.map(toCheckpoint))
     const countSeen = SqlSchema.single({
       Request: Schema.Struct({ accountId: Schema.String, stream: Schema.String, table: Schema.String }),
@@ -255,27 +267,44 @@ export const CheckpointsLive = Layer.effect(
         FROM sync_checkpoints c WHERE c.account_id = ${accountId} AND c.stream = ${stream}`
     })
 
+    /** The pass of `kind` started in the checkpoint (where `fence` holds): the checkpoint as it is now, or none. */
+    const startPass = (accountId: string, stream: AnyStream, kind: PassKind, fence: Statement.Fragment) =>
+      Effect.gen(function* () {
+        const tracksSeen =
+          kind === "full" ? sql`EXISTS (SELECT 1 FROM ${sql(stream.table)} WHERE account_id = ${accountId} AND deleted_at IS NULL)` : sql`false`
+        const upserted = yield* sql`
+          INSERT INTO sync_checkpoints (account_id, stream, pass_kind, partition, position, anchors, shifted, pass_started_at, tracks_seen, updated_at)
+          SELECT ${accountId}, ${stream.name}, ${kind}, 0, 0, NULL, false, now(), ${tracksSeen}, now() WHERE ${fence}
+          ON CONFLICT (account_id, stream) DO UPDATE SET
+            pass_kind = EXCLUDED.pass_kind, partition = 0, position = 0, anchors = NULL, shifted = false, pass_started_at = now(),
+            tracks_seen = EXCLUDED.tracks_seen, updated_at = now()
+          RETURNING pass_kind, partition, position, anchors, shifted, tracks_seen, pass_started_at, high_water_mark, last_full_pass_at,
+            full_pass_requested_at, last_incremental_pass_at`
+        return upserted.length === 0 ? Option.none() : Option.some(toCheckpoint(yield* rowsOrDie(Schema.decodeUnknown(CheckpointRow)(upserted[0]))))
+      })
+
     const begin = (accountId: string, stream: AnyStream, kind: PassKind, options?: { readonly restart?: boolean }) =>
-      sql.withTransaction(
-        Effect.gen(function* () {
-          yield* stillHeld(sql, accountId, stream.name)
-          const current = yield* readOnce(accountId, stream.name)
-          if (kind === "full" && !options?.restart && Option.isSome(current) && current.value.passKind === "full") {
-            return { resumed: true, checkpoint: current.value }
-          }
-          if (kind === "full") yield* sql`DELETE FROM sync_pass_seen WHERE account_id = ${accountId} AND stream = ${stream.name}`
-          const tracksSeen =
-            kind === "full" ? sql`EXISTS (SELECT 1 FROM ${sql(stream.table)} WHERE account_id = ${accountId} AND deleted_at IS NULL)` : sql`false`
-          yield* sql`
-            INSERT INTO sync_checkpoints (account_id, stream, pass_kind, partition, position, anchors, shifted, pass_started_at, tracks_seen, updated_at)
-            VALUES (${accountId}, ${stream.name}, ${kind}, 0, 0, NULL, false, now(), ${tracksSeen}, now())
-            ON CONFLICT (account_id, stream) DO UPDATE SET
-              pass_kind = EXCLUDED.pass_kind, partition = 0, position = 0, anchors = NULL, shifted = false, pass_started_at = now(),
-              tracks_seen = EXCLUDED.tracks_seen, updated_at = now()`
-          const started = yield* readOnce(accountId, stream.name)
-          return { resumed: false, checkpoint: Option.getOrThrow(started) }
-        })
-      )
+      kind === "incremental"
+        ? // nothing to resume or forget: one statement, fenced by the lease
+          Effect.flatMap(leaseFence(sql, accountId), (fence) =>
+            Effect.flatMap(startPass(accountId, stream, kind, fence), (started) =>
+              Option.isSome(started)
+                ? Effect.succeed({ resumed: false, checkpoint: started.value })
+                : Effect.fail(new AccountLockLost({ accountId, stream: stream.name }))
+            )
+          )
+        : sql.withTransaction(
+            Effect.gen(function* () {
+              yield* stillHeld(sql, accountId, stream.name)
+              const current = yield* readOnce(accountId, stream.name)
+              if (!options?.restart && Option.isSome(current) && current.value.passKind === "full") {
+                return { resumed: true, checkpoint: current.value }
+              }
+              yield* sql`DELETE FROM sync_pass_seen WHERE account_id = ${accountId} AND stream = ${stream.name}`
+              const started = yield* startPass(accountId, stream, kind, sql`true`)
+              return { resumed: false, checkpoint: Option.getOrThrow(started) }
+            })
+          )
 
     const seenCount = (accountId: string, stream: AnyStream) =>
       Effect.map(rowsOrDie(countSeen({ accountId, stream: stream.name, table: stream.table })), (row) => row.n)
@@ -342,6 +371,7 @@ export const CheckpointsLive = Layer.effect(
       // each a statement or a transaction of its own: harmless to repeat on a new session
       ...retryingOnConnectionLoss({
         read: (accountId: string, stream: string) => readOnce(accountId, stream),
+        forAccount: (accountId: string) => forAccount(accountId),
         all,
         begin: (accountId: string, stream: AnyStream, kind: PassKind, options?: { readonly restart?: boolean }) => begin(accountId, stream, kind, options),
         seenCount,

@@ -9,7 +9,7 @@ import { Checkpoints } from "./Checkpoints.js"
 import type { AccountLockLost } from "./errors.js"
 import { Dependents } from "./Dependents.js"
 import { EventQueue } from "../events/EventQueue.js"
-import type { Page, PassKind, Variables } from "./model.js"
+import type { Checkpoint, Page, PassKind, Variables } from "./model.js"
 import { releaseBytes } from "./landing/releaseBytes.js"
 import { EventConsumer } from "./events/EventConsumer.js"
 import { eventsBetweenPages } from "./events/betweenPages.js"
@@ -52,6 +52,14 @@ export interface StreamRunRequest {
   readonly mode: Mode
   /** backfill: forget the checkpoint and start the full pass over. */
   readonly restart: boolean
+  /** What decides the pass, read with the account's other streams' (`decisionInputs`); absent: read for this stream. */
+  readonly inputs?: DecisionInputs
+}
+
+/** What decides a stream's pass besides the settings: its checkpoint and when its change events were last applied. */
+export interface DecisionInputs {
+  readonly checkpoint: Option.Option<Checkpoint>
+  readonly eventsAppliedAt: Date | null
 }
 
 export interface StreamRunResult {
@@ -62,7 +70,11 @@ export interface StreamRunResult {
 /** One stream of one account: plan the pass, page, land each batch with its checkpoint, record the run. */
 export class StreamRun extends Context.Tag("account-sync/StreamRun")<
   StreamRun,
-  { readonly run: (request: StreamRunRequest) => Effect.Effect<StreamRunResult> }
+  {
+    readonly run: (request: StreamRunRequest) => Effect.Effect<StreamRunResult>
+    /** The decision inputs of all of an account's `streams` in two statements (its checkpoints, its events), by stream. */
+    readonly decisionInputs: (accountId: string, streams: ReadonlyArray<AnyStream>) => Effect.Effect<ReadonlyMap<string, DecisionInputs>, SqlError.SqlError>
+  }
 >() {}
 
 /** Ms between two writes of a run's counts to `sync_runs` while it goes (its end writes the final counts). */
@@ -143,19 +155,31 @@ export const StreamRunLive = Layer.effect(
     const events = yield* EventQueue
     const consumer = yield* EventConsumer
     /** The stream's change events flow for the account: one that arrived within SYNC_INCREMENTAL_EVERY_WITH_EVENTS was applied. */
-    const eventsFlow = (accountId: string, stream: AnyStream, now: number) =>
-      stream.topic === undefined || Duration.toMillis(settings.incrementalEveryWithEvents) <= 0
-        ? Effect.succeed(false)
-        : Effect.map(events.lastApplied(accountId, stream.topic), (at) => at !== null && now - at.getTime() < Duration.toMillis(settings.incrementalEveryWithEvents))
+    const eventsCount = (stream: AnyStream) => stream.topic !== undefined && Duration.toMillis(settings.incrementalEveryWithEvents) > 0
+    const eventsFlow = (appliedAt: Date | null, now: number) => appliedAt !== null && now - appliedAt.getTime() < Duration.toMillis(settings.incrementalEveryWithEvents)
+
+    const decisionInputs = (accountId: string, streams: ReadonlyArray<AnyStream>) =>
+      Effect.gen(function* () {
+        const byStream = yield* checkpoints.forAccount(accountId)
+        const topics = [...new Set(streams.filter(eventsCount).map((s) => s.topic!))]
+        const applied = yield* events.lastAppliedByTopic(accountId, topics)
+        return new Map(
+          streams.map((s) => [
+            s.name,
+            { checkpoint: Option.fromNullable(byStream.get(s.name)), eventsAppliedAt: eventsCount(s) ? (applied.get(s.topic!) ?? null) : null } satisfies DecisionInputs
+          ])
+        ) as ReadonlyMap<string, DecisionInputs>
+      })
 
     /** The pass the stream needs now. */
-    const decide = ({ credentials, stream, mode }: StreamRunRequest, nowMs: number) =>
+    const decide = ({ credentials, stream, mode, inputs: known }: StreamRunRequest, nowMs: number) =>
       Effect.gen(function* () {
-        const withEvents = yield* eventsFlow(credentials.accountId, stream, nowMs)
+        const inputs = known ?? (yield* decisionInputs(credentials.accountId, [stream])).get(stream.name)!
+        const withEvents = eventsFlow(inputs.eventsAppliedAt, nowMs)
         return decidePass({
           mode,
           incremental: stream.incremental,
-          checkpoint: yield* checkpoints.read(credentials.accountId, stream.name),
+          checkpoint: inputs.checkpoint,
           nowMs,
           fullPassEvery: fullPassCadence(settings, stream),
           overlap: settings.incrementalOverlap,
@@ -289,7 +313,8 @@ export const StreamRunLive = Layer.effect(
         const c = yield* landPages(p, step)
         yield* p.eventsBetweenPages
         const landedAt = yield* Clock.currentTimeMillis
-        const writeCounts = landedAt - progressWrittenAt >= progressEveryMs
+        // the batch that ends an incremental pass leaves its counts to the run's end, written right after it
+        const writeCounts = step.ends !== "with-batch" && landedAt - progressWrittenAt >= progressEveryMs
         if (writeCounts) yield* runs.progress(p.runId, c)
         yield* p.show(c)
         return [{ pass: step.state, progressWrittenAt: writeCounts ? landedAt : progressWrittenAt }, step] as const
@@ -394,6 +419,6 @@ export const StreamRunLive = Layer.effect(
         Effect.withSpan("sync.stream", { attributes: { accountId: request.credentials.accountId, stream: request.stream.name } })
       )
 
-    return StreamRun.of({ run })
+    return StreamRun.of({ run, decisionInputs })
   })
 )

@@ -1,5 +1,5 @@
 import type { SqlError } from "@effect/sql"
-import { Cause, Context, Effect, Layer, Option, Schema } from "effect"
+import { Cause, Context, Effect, Either, Layer, Option, Schema } from "effect"
 import { AccountData, AccountQuery } from "../api/documents.js"
 import { ApiVersionReplaced } from "../api/errors.js"
 import { ServiceClient } from "../api/ServiceClient.js"
@@ -11,6 +11,7 @@ import { AccountHealth } from "./AccountHealth.js"
 import { AccountLeases, type HeldElsewhere } from "./AccountLeases.js"
 import type { Mode } from "./PassPlan.js"
 import { planAccount } from "./accountPlan.js"
+import { dependencyPlan } from "./Dependents.js"
 import { Pager } from "./Pager.js"
 import { Progress } from "./Progress.js"
 import { describeError, isRevocation, type Revocation } from "./RunOutcome.js"
@@ -181,8 +182,13 @@ export const SyncRunnerLive = Layer.effect(
         // a failing stream does not stop the others: each stream is its own collection; only a revoked connection
         // (nothing more can be read) or an interruption ends the account's run early
         const failed: Array<string> = []
+        // read for every stream at once; when that fails each stream reads its own, and records its own failure
+        const readInputs = Effect.map(Effect.either(streamRun.decisionInputs(accountId, streams)), Either.getOrUndefined)
+        let inputs = yield* readInputs
         for (const [i, stream] of streams.entries()) {
+          const known = inputs?.get(stream.name)
           const { report, classified } = yield* streamRun.run({
+            ...(known ? { inputs: known } : {}),
             credentials,
             accountName,
             streamNumber: i + 1,
@@ -192,6 +198,8 @@ export const SyncRunnerLive = Layer.effect(
             restart: request.restart === true
           })
           reports.push(report)
+          // a pass that read other streams' rows again may have asked for a full pass of one of them (Dependents)
+          if (report.kind !== "none" && dependencyPlan(stream, settings.streams.catalog).length > 0) inputs = yield* readInputs
           if (classified.failure?._tag === "AccountLockLost") {
             // the account may be another process's now: none of its streams is written any more by this run
             yield* Effect.logError(classified.failure.message)

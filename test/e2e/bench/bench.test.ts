@@ -2,6 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { quickOptions, runBench } from "../../../bench/lib/bench.js"
 import { allStreams } from "../../../src/sync/streams/index.js"
+import { hasRuns } from "../../../bench/lib/scale.js"
 
 // The benchmarks at toy sizes: the same code paths as `npm run bench` (emulator child, real OAuth, real Postgres,
 // a child `backfill` under /usr/bin/time), asserting what must hold at any size, not timings.
@@ -141,6 +142,10 @@ describe("npm run bench -- --only scale (smoke)", () => {
       Effect.gen(function* () {
         const r = yield* runBench({ ...quickOptions, only: ["scale"] }, "smoke")
         const s = r.scale!
+        if (!hasRuns(s)) return expect.fail("the scale smoke ran only its idle cycle")
+        expect(s.idleCycle.accounts).toBe(quickOptions.scale.idleCycle.accounts)
+        expect(s.idleCycle.statementsPerAccount).toBeGreaterThan(0)
+        expect(s.idleCycle.connectorCpuMsPerAccount).toBeGreaterThan(0)
         expect(s.claimsPerSecond).toBeGreaterThan(0)
         expect(s.dueToStartP50Seconds).toBeGreaterThanOrEqual(0)
         expect(s.dueToStartP50Seconds).toBeLessThanOrEqual(s.dueToStartP99Seconds)
