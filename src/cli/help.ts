@@ -50,6 +50,8 @@ interface Entry {
   readonly repeatable: boolean
   readonly optional: boolean
   readonly default?: string
+  /** What @effect/cli says the value is ("An integer.", "A user-defined piece of text."). */
+  readonly valueType: string
 }
 
 interface Parsed {
@@ -78,9 +80,8 @@ const optional = /^This setting is optional\.(?: Defaults to: (.*))?$/
 
 /** An option's or argument's entry from @effect/cli's description of it (its first paragraph is the value's type). */
 const entryOf = (span: Span, block: HelpDoc.HelpDoc, kind: "option" | "arg"): Entry => {
-  const paragraphs = flatten(block)
-    .flatMap((d) => (d._tag === "Paragraph" ? [spanText(d.value)] : []))
-    .slice(1)
+  const all = flatten(block).flatMap((d) => (d._tag === "Paragraph" ? [spanText(d.value)] : []))
+  const paragraphs = all.slice(1)
   const name = spanText(span).replace(/\.\.\.$/, "").trim()
   const fallback = paragraphs.map((p) => optional.exec(p)).find((m) => m !== null)
   const isFlag = kind === "option" && !name.includes(" ")
@@ -90,6 +91,7 @@ const entryOf = (span: Span, block: HelpDoc.HelpDoc, kind: "option" | "arg"): En
     description: paragraphs.filter((p) => !repeated.test(p) && !optional.test(p)).join(" "),
     repeatable: paragraphs.some((p) => repeated.test(p)),
     optional: fallback !== undefined || paragraphs.some((p) => repeated.test(p)) || isFlag,
+    valueType: all[0] ?? "",
     ...(value !== undefined && !isFlag && value !== "false" ? { default: value } : {})
   }
 }
@@ -121,6 +123,15 @@ export const optionNamesOf = (command: Command.Command<any, any, any, any>): Rea
   "--wizard",
   "--version"
 ]
+
+/** The options of a command whose value is a whole number, with the value's name (`--timeout` → `SECONDS`). */
+export const integerOptionsOf = (command: Command.Command<any, any, any, any>): ReadonlyMap<string, string> =>
+  new Map(
+    parse(command).options.flatMap((o) => {
+      const [flag, value] = o.name.split(/\s+/)
+      return o.valueType === "An integer." && flag !== undefined && flag.startsWith("--") ? [[flag, value ?? "N"] as const] : []
+    })
+  )
 
 const usageOf = (entry: Entry, kind: "option" | "arg") => {
   const name = kind === "arg" ? `<${entry.name.replace(/^<|>$/g, "")}>` : entry.name
@@ -184,7 +195,7 @@ export const programHelp = (commands: ReadonlyArray<readonly [string, Command.Co
       ["--version", "the program's version"]
     ].map(([name, text]) => `  ${name!.padEnd(20)}${wrap(text!, style.width, 22)}`),
     "",
-    wrap("Settings come from the environment or a .env file in the working directory: every key is explained in config/.env.example. Exit codes: 0 done, 1 a failure, 2 bad usage or configuration, 3 an account needs reconnecting.", style.width, 0)
+    wrap("Settings come from the environment or a .env file in the working directory: every key is explained in config/.env.example. Exit codes: 0 done, 1 a failure, 2 bad usage or configuration, 3 an account needs reconnecting, 4 the service replaced the pinned API version (SERVICE_GRAPHQL_VERSION), 130 and 143 stopped by Ctrl-C (SIGINT) and SIGTERM.", style.width, 0)
   ].join("\n")
 }
 
