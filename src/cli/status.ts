@@ -7,7 +7,7 @@ import { AccountHealthLive } from "../sync/AccountHealth.js"
 import { CheckpointsLive } from "../sync/Checkpoints.js"
 import { type ApiVersionCondition, Health, HealthLive, type StreamFreshness } from "../sync/Health.js"
 import { DatabaseLayer, settingsFirst } from "./app.js"
-import { count, cutToWidth, safe } from "./output/text.js"
+import { count, displayWidth, safe, wrap } from "./output/text.js"
 import { relativeTime } from "./output/time.js"
 import { withHelp } from "./help.js"
 import { namesAreUnique } from "./summary.js"
@@ -71,24 +71,37 @@ const fit = (view: StatusView, header: ReadonlyArray<string>, columns: { readonl
   return view.wide ? { right: at(columns.right) } : { maxWidth: view.maxWidth, shrink: at(columns.shrink), optional: at(columns.optional), right: at(columns.right) }
 }
 
-/** A plain-text table: name, status, reason, token expiry, last run of any stream (ids with `wide`). */
+/**
+ * A plain-text table: name, status, reason, token expiry, last run of any stream (ids with `wide`). When the reasons
+ * do not fit whole beside the rest, they are lines of their own below the table, wrapped, never cut.
+ */
 export const connectionsTable = (connections: ReadonlyArray<Connection>, lastRuns: ReadonlyMap<string, AccountLastRun>, view: StatusView): string => {
   if (connections.length === 0) return "no connected accounts (connect one with `account-sync connect`)"
   const label = accountLabel(connections, view.wide)
-  const header = [...(view.wide ? ["ACCOUNT ID"] : []), "ACCOUNT", "STATUS", "REASON", "TOKEN EXPIRES", "LAST RUN"]
-  const rows = connections.map((c) => {
-    const lastRun = lastRuns.get(c.accountId)
-    return [
-      ...(view.wide ? [c.accountId] : []),
-      label(c.accountId),
-      c.status,
-      reasonText(c),
-      c.tokenExpiresAt ? relativeTime(c.tokenExpiresAt, view.now) : "-",
-      // the time first: where the column is cut, the stream and outcome go before it
-      lastRun ? `${relativeTime(lastRun.startedAt, view.now)}: ${lastRun.stream} ${lastRun.outcome}` : "never"
-    ]
-  })
-  return alignedTable([header, ...rows], fit(view, header, { shrink: ["ACCOUNT", "REASON", "LAST RUN"], optional: ["LAST RUN", "TOKEN EXPIRES"] }))
+  const table = (withReason: boolean, fitted: boolean) => {
+    const header = [...(view.wide ? ["ACCOUNT ID"] : []), "ACCOUNT", "STATUS", ...(withReason ? ["REASON"] : []), "TOKEN EXPIRES", "LAST RUN"]
+    const rows = connections.map((c) => {
+      const lastRun = lastRuns.get(c.accountId)
+      return [
+        ...(view.wide ? [c.accountId] : []),
+        label(c.accountId),
+        c.status,
+        ...(withReason ? [reasonText(c)] : []),
+        c.tokenExpiresAt ? relativeTime(c.tokenExpiresAt, view.now) : "-",
+        // the time first: where the column is cut, the stream and outcome go before it
+        lastRun ? `${relativeTime(lastRun.startedAt, view.now)}: ${lastRun.stream} ${lastRun.outcome}` : "never"
+      ]
+    })
+    const at = (names: ReadonlyArray<string>) => names.map((n) => header.indexOf(n)).filter((i) => i >= 0)
+    // a token's expiry can wait; the last run's time is never cut before the name is
+    return alignedTable([header, ...rows], fitted ? { maxWidth: view.maxWidth, leaveOutFirst: at(["TOKEN EXPIRES"]), shrink: at(["ACCOUNT"]), optional: at(["LAST RUN"]) } : {})
+  }
+  const whole = table(true, false)
+  if (view.wide || whole.split("\n").every((line) => displayWidth(line) <= view.maxWidth)) return whole
+  const reasons = connections
+    .filter((c) => reasonText(c) !== "")
+    .map((c) => `  ${wrap(safe(`${label(c.accountId)}: ${c.status}: ${reasonText(c)}`), view.maxWidth, 4)}`)
+  return reasons.length === 0 ? table(false, true) : `${table(false, true)}\n\nwhy:\n${reasons.join("\n")}`
 }
 
 const iso = (d: Date | null) => d?.toISOString() ?? null
@@ -160,7 +173,7 @@ export const streamsTable = (states: ReadonlyArray<StreamState>, connections: Re
       right: ["ROWS", "WRITTEN", "DELETED", "POINTS"]
     })
   )
-  return errors.length === 0 ? table : `${table}\n\nerrors of the latest runs:\n${errors.map((e) => cutToWidth(`  ${safe(e)}`, view.maxWidth)).join("\n")}`
+  return errors.length === 0 ? table : `${table}\n\nerrors of the latest runs:\n${errors.map((e) => `  ${wrap(safe(e), view.maxWidth, 4)}`).join("\n")}`
 }
 
 /** What the streams' last full passes could not say about deletions: one line each, none when all is well. */
