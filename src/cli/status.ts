@@ -126,6 +126,8 @@ export const streamJson = (s: StreamState) => ({
 export const streamsTable = (states: ReadonlyArray<StreamState>, connections: ReadonlyArray<Connection>, view: StatusView): string => {
   const label = accountLabel(connections, view.wide)
   const rel = (d: Date | null) => (d === null ? null : relativeTime(d, view.now))
+  const inactive = new Set(connections.filter((c) => c.status !== "active").map((c) => c.accountId))
+  const active = (accountId: string) => !inactive.has(accountId)
   const header = [
     view.wide ? "ACCOUNT / STREAM" : "STREAM",
     "PASS",
@@ -160,7 +162,8 @@ export const streamsTable = (states: ReadonlyArray<StreamState>, connections: Re
       ...(view.wide ? [s.lastRun ? count(s.lastRun.costPoints) : "-"] : []),
       s.inProgress ? `${s.inProgress.kind}, at row ${count(s.inProgress.position)}` : "-",
       rel(s.lastFullPassAt) ?? "never",
-      s.fullPassRequested ? "now (asked by a change event)" : (rel(s.nextFullPassAt) ?? "now"),
+      // a connection that is not active gets no pass until it is reconnected
+      !active(s.accountId) ? "-" : s.fullPassRequested ? "now (asked by a change event)" : (rel(s.nextFullPassAt) ?? "now"),
       ...(view.wide ? [rel(s.highWaterMark) ?? "-", s.lastRun?.error ?? ""] : [])
     ])
   }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import type { Connection } from "../../../src/auth/Connections.js"
 import { displayWidth } from "../../../src/cli/output/text.js"
-import { connectionsTable } from "../../../src/cli/status.js"
+import { connectionsTable, streamsTable } from "../../../src/cli/status.js"
 import { renderSummary } from "../../../src/cli/summary.js"
 import { zeroCounts } from "../../../src/sync/Runs.js"
 import type { AccountReport } from "../../../src/sync/SyncRunner.js"
@@ -77,5 +77,41 @@ describe("tables at 80 columns keep the names, outcomes and times whole", () => 
     // a reason that fits whole stays a column (here at 120 columns)
     const short = connectionsTable([connection("a1", "Acme", "revoked", "refresh token refused")], new Map(), { now: 0, wide: false, maxWidth: 120 })
     expect(short.split("\n")[1]).toMatch(/^Acme\s+revoked\s+refresh token refused; reconnect with `account-sync connect`\s+-\s+never$/)
+  })
+
+  it("status's streams: an account that is not active has no next full pass (it had 'in 24 h'); an error line is wrapped whole", () => {
+    const error = "another account-sync process is syncing this account (held by worker vm-7f3a9 (pid 4242)), and this is a long error to wrap"
+    const state = (accountId: string) => ({
+      accountId,
+      stream: "jobs",
+      inProgress: null,
+      lastFullPassAt: new Date(-60_000),
+      nextFullPassAt: new Date(86_400_000 - 60_000),
+      fullPassRequested: false,
+      highWaterMark: null,
+      lastRun: { kind: "full", outcome: "failed", startedAt: new Date(-60_000), finishedAt: new Date(-50_000), rows: 10, rowsWritten: 10, rowsDeleted: 0, costPoints: 900, overheadPoints: 0, error },
+      deletionsUnchecked: null,
+      rowsWithheld: null
+    })
+    const connection = (accountId: string, accountName: string, status: Connection["status"]): Connection => ({
+      accountId,
+      accountName,
+      status,
+      statusReason: null,
+      scopes: [],
+      connectedAt: new Date(0),
+      updatedAt: new Date(0),
+      tokenExpiresAt: null
+    })
+    const table = streamsTable([state("a1"), state("a2")], [connection("a1", "Northwind Landscaping", "active"), connection("a2", "Bluebird Plumbing & Heating", "disconnected")], {
+      now: 0,
+      wide: false,
+      maxWidth: 80
+    })
+    expect(widest(table), table).toBeLessThanOrEqual(80)
+    const lines = table.split("\n")
+    expect(lines[2]).toMatch(/^ {2}jobs\s+full\s+failed\s+1 min ago\s.*\s+in 24 h$/)
+    expect(lines[4]).toMatch(/^ {2}jobs\s+full\s+failed\s+1 min ago\s.*\s+-$/)
+    expect(table.slice(table.indexOf("errors of the latest runs:")).replace(/\s+/g, " ")).toContain(`Bluebird Plumbing & Heating: jobs: ${error}`)
   })
 })
