@@ -154,7 +154,7 @@ export const commandHelp = (command: Command.Command<any, any, any, any>, path: 
     `  ${name.padEnd(column)}${name.length > column - 2 ? `\n  ${" ".repeat(column)}` : ""}${wrap(text, style.width, column + 2)}`
   const subcommands = help?.subcommands ?? []
   return [
-    `${path}: ${help?.purpose ?? "(no description)"}`,
+    wrap(`${path}: ${help?.purpose ?? "(no description)"}`, style.width, 0),
     ...(help?.details ? ["", wrap(help.details, style.width, 0)] : []),
     "",
     heading("USAGE", style),
@@ -172,8 +172,26 @@ export const commandHelp = (command: Command.Command<any, any, any, any>, path: 
           )
         ]
       : []),
-    ...(help && help.examples.length > 0 ? ["", heading(help.examples.length === 1 ? "EXAMPLE" : "EXAMPLES", style), ...help.examples.map((e) => `  ${e}`)] : [])
+    ...(help && help.examples.length > 0 ? ["", heading(help.examples.length === 1 ? "EXAMPLE" : "EXAMPLES", style), ...help.examples.map((e) => `  ${exampleLines(e, style.width)}`)] : [])
   ].join("\n")
+}
+
+/**
+ * A command line too long for the width, broken between words with the shell's line continuation (` \\`), so it
+ * can still be copied and run as it is shown.
+ */
+const exampleLines = (example: string, width: number): string => {
+  if (2 + example.length <= width) return example
+  const lines: Array<string> = []
+  let line = ""
+  for (const word of example.split(" ")) {
+    if (line.length > 0 && 4 + line.length + 1 + word.length + 2 > width) {
+      lines.push(`${line} \\`)
+      line = word
+    } else line = line.length === 0 ? word : `${line} ${word}`
+  }
+  lines.push(line)
+  return lines.join("\n    ")
 }
 
 /** The program's help: every command with its purpose, and where settings go. */

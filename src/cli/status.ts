@@ -280,9 +280,9 @@ export const queueTables = (q: QueueView, connections: ReadonlyArray<Connection>
 }
 
 /** The API version section: the pin, and what the service answered to it (a warning, another version). */
-export const apiVersionLines = (v: ApiVersionCondition): string => {
+export const apiVersionLines = (v: ApiVersionCondition, width = Number.POSITIVE_INFINITY): string => {
   const state = Option.getOrUndefined(v.state)
-  if (state === undefined) return `API version ${v.pinned} (SERVICE_GRAPHQL_VERSION): no answer recorded yet`
+  if (state === undefined) return wrap(`API version ${v.pinned} (SERVICE_GRAPHQL_VERSION): no answer recorded yet`, width, 2)
   const lines = [`API version ${v.pinned} (SERVICE_GRAPHQL_VERSION): answered by ${printable(state.answered, 40)} since ${state.answeredSince.toISOString()}`]
   if (state.answered !== v.pinned) {
     lines.push(
@@ -290,7 +290,8 @@ export const apiVersionLines = (v: ApiVersionCondition): string => {
     )
   }
   if (state.warning !== null) lines.push(`  the service warns (since ${state.warnedSince?.toISOString() ?? "-"}): ${printable(state.warning)}`)
-  return lines.join("\n")
+  // within the width, continued on lines indented under their first
+  return lines.map((line) => `${line.startsWith("  ") ? "  " : ""}${wrap(line, width, 4)}`).join("\n")
 }
 
 export const apiVersionJson = (v: ApiVersionCondition) =>
@@ -407,7 +408,7 @@ export const statusCommand = withHelp(Command.make("status", statusArgs, (args) 
     const summary = summaryLine(fleet, jobs, args.wide ? Number.POSITIVE_INFINITY : view.maxWidth)
     yield* Console.log(summary)
     if (filtered) yield* Console.log(`${count(shown.length)} account${shown.length === 1 ? "" : "s"} match ${filterText(args)}`)
-    const api = apiVersionLines(health.apiVersion)
+    const api = apiVersionLines(health.apiVersion, args.wide ? Number.POSITIVE_INFINITY : view.maxWidth)
     const detailed = args.detail || (!args.all && detailedLines(shown.length, args.streams.length || settings.streams.catalog.length) <= screen)
     if (!detailed) {
       // one line per account, those needing attention first; within the screen unless --all
@@ -424,6 +425,9 @@ export const statusCommand = withHelp(Command.make("status", statusArgs, (args) 
     if (events.some((e) => e.waiting + e.failed + e.deferred > 0 || e.lastApplied !== null)) yield* Console.log(`\n${eventsTable(events, connections, view)}`)
     if (unmatched.length > 0) yield* Console.log(`\n${unmatchedLines(unmatched)}`)
     const staleText = staleLines(freshness)
+      .split("\n")
+      .map((line) => (args.wide ? line : wrap(line, view.maxWidth, 2)))
+      .join("\n")
     if (staleText.length > 0) yield* Console.log(`\n${staleText}`)
     yield* Console.log(`\n${api}`)
     if (jobs !== undefined) yield* Console.log(`\n${queueTables({ ...jobs, accounts: jobs.accounts.filter((a) => ids.has(a.accountId)) }, connections, view)}`)

@@ -234,9 +234,9 @@ export const runExit = (reports: ReadonlyArray<AccountReport>, database = "Postg
 }
 
 /** The run's figures as one log line (piped runs read it instead of the table). */
-export const logRunSummary = (reports: ReadonlyArray<AccountReport>, options: SummaryOptions) => {
+export const logRunSummary = (reports: ReadonlyArray<AccountReport>, options: SummaryOptions, level: "info" | "debug" = "info") => {
   const total = totalOf(reports)
-  return Effect.logInfo(`${options.mode} finished`).pipe(
+  return (level === "info" ? Effect.logInfo : Effect.logDebug)(`${options.mode} finished`).pipe(
     Effect.annotateLogs({
       mode: options.mode,
       accounts: reports.length,
@@ -260,7 +260,8 @@ export const reportAndExit = (
   options: SummaryOptions & { readonly json: boolean; readonly startedAt: Date; readonly database?: string }
 ) =>
   Effect.gen(function* () {
-    yield* logRunSummary(reports, options)
+    // on a terminal the table below says it all to the person reading it; the log line is for logs read by machines
+    yield* logRunSummary(reports, options, process.stdout.isTTY === true && !options.json ? "debug" : "info")
     yield* Console.log(options.json ? JSON.stringify(summaryJson(reports, options), null, 2) : renderSummary(reports, options))
     const { code, message } = runExit(reports, options.database)
     if (code !== ExitCodes.ok) return yield* new ExitWith({ code, ...(message ? { message } : {}) })
