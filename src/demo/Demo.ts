@@ -167,6 +167,8 @@ export const runDemo = (options: DemoOptions) =>
         : [["DATA_DIR", options.dataDir] as const])
     ])
     const services = SyncLayer.pipe(Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(configuration))))
+    // the database starts (and is migrated) before the next step: tens of seconds on a busy machine, said first
+    yield* step(usingEmbedded ? `starting the embedded Postgres (its data in ${options.dataDir}) and creating its tables` : `creating the tables in schema ${options.schema}`)
 
     return yield* Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
