@@ -1,6 +1,6 @@
 import { Command, Options } from "@effect/cli"
 import { HttpRouter, HttpServerRequest } from "@effect/platform"
-import { Console, Deferred, Duration, Effect, Exit, Layer, Option } from "effect"
+import { Console, Deferred, Duration, Effect, Exit, FiberRef, Layer, Logger, LogLevel, Option } from "effect"
 import { AuthLayer } from "./app.js"
 import type { Connection } from "../auth/Connections.js"
 import { newState, safeEqual } from "../auth/Authorization.js"
@@ -13,6 +13,7 @@ import { ExitCodes, ExitWith } from "./ExitCode.js"
 import { enqueuingLayer } from "../sync/jobs/JobQueue.js"
 import { withHelp, withShownDefault } from "./help.js"
 import { checkAtLeast } from "./optionChecks.js"
+import { openInBrowser } from "./openBrowser.js"
 
 const timeout = Options.integer("timeout").pipe(
   Options.withPseudoName("SECONDS"),
@@ -20,6 +21,13 @@ const timeout = Options.integer("timeout").pipe(
   withShownDefault(600, "600, the authorization code's lifetime")
 )
 const describe = (cause: unknown) => (cause instanceof Error ? cause.message : String(cause))
+
+const loginHint = Options.text("login-hint").pipe(
+  Options.withPseudoName("ID"),
+  Options.optional,
+  Options.withDescription("Which account or admin to log in as (OAuth login_hint: an account id, an admin's user id or email), added to the URL")
+)
+const open = Options.boolean("open").pipe(Options.withDescription("Open the URL in this machine's browser too (open, xdg-open or start; without one, only the URL is printed)"))
 
 const noPkce = Options.boolean("no-pkce").pipe(
   Options.withDescription("Leave PKCE out (only for apps that opted out of it; SERVICE_PKCE=false does the same for every flow)")
@@ -29,11 +37,17 @@ const noPkce = Options.boolean("no-pkce").pipe(
  * One connect flow in this process: print the authorization URL, listen on SERVICE_REDIRECT_URI's host, port and
  * path, and finish on the redirect whose state is ours. Redirects with another state are answered and ignored.
  */
-export const connectOnce = (options: { readonly timeout: Duration.Duration; readonly pkce: boolean }) =>
+export const connectOnce = (options: {
+  readonly timeout: Duration.Duration
+  readonly pkce: boolean
+  readonly loginHint?: string
+  readonly open?: boolean
+}) =>
   Effect.gen(function* () {
     const settings = yield* OAuthClient
     const flow = yield* OAuthFlow
-    const expected = yield* flow.begin({ pkce: options.pkce })
+    const begun = yield* flow.begin({ pkce: options.pkce })
+    const expected = options.loginHint === undefined ? begun : { ...begun, url: withLoginHint(begun.url, options.loginHint) }
     const redirect = new URL(settings.redirectUri)
     const done = yield* Deferred.make<Connection, ExitWith>()
     let busy = false
@@ -51,7 +65,7 @@ export const connectOnce = (options: { readonly timeout: Duration.Duration; read
       }
       if (busy) return page(409, "Already handled", "This connection flow was already completed or is in progress.")
       busy = true
-      const exit = yield* Effect.exit(flow.completeExpected(expected, params))
+      const exit = yield* Effect.exit(quietOnTerminal(flow.completeExpected(expected, params)))
       if (Exit.isSuccess(exit)) {
         yield* Deferred.succeed(done, exit.value)
         return page(200, "Connected", `${exit.value.accountName} (${exit.value.accountId}) is connected. You can close this page.`)
@@ -77,7 +91,12 @@ export const connectOnce = (options: { readonly timeout: Duration.Duration; read
     const refused = yield* refusalOfAuthorization(expected.url, settings.redirectUri)
     if (refused !== undefined) return yield* refused
     yield* Console.log(expected.url)
-    yield* Console.error(`open the URL above in a browser; waiting for the redirect on ${redirect.origin}${redirect.pathname}`)
+    const notOpened = options.open === true ? yield* openInBrowser(expected.url) : "not asked"
+    yield* Console.error(
+      notOpened === undefined
+        ? `opened the URL above in the browser; waiting for the redirect on ${redirect.origin}${redirect.pathname}`
+        : `${options.open === true ? `${notOpened}: ` : ""}open the URL above in a browser; waiting for the redirect on ${redirect.origin}${redirect.pathname}`
+    )
     const connection = yield* Deferred.await(done).pipe(
       Effect.timeoutFail({
         duration: options.timeout,
@@ -91,6 +110,22 @@ export const connectOnce = (options: { readonly timeout: Duration.Duration; read
     yield* Console.log(printable(`connected ${connection.accountName} (${connection.accountId})`, 500))
     return connection
   }).pipe(Effect.scoped)
+
+/** The authorization URL with OAuth's login_hint: which account or admin the service should log in. */
+const withLoginHint = (url: string, hint: string) => {
+  const hinted = new URL(url)
+  hinted.searchParams.set("login_hint", hint)
+  return hinted.toString()
+}
+
+/**
+ * On a terminal, the flow's own info line (`connected <name> (<id>)`) is left out: the command prints the same words on
+ * stdout just below it. Piped, or at another log level, the log keeps it.
+ */
+const quietOnTerminal = <A, E, R>(self: Effect.Effect<A, E, R>) =>
+  process.stderr.isTTY !== true
+    ? self
+    : Effect.flatMap(FiberRef.get(FiberRef.currentMinimumLogLevel), (level) => (level === LogLevel.Info ? Logger.withMinimumLogLevel(self, LogLevel.Warning) : self))
 
 /** How long the check of the authorization URL may take. */
 const probeTimeoutMs = 10_000
@@ -130,13 +165,20 @@ export const refusalOfAuthorization = (authorizationUrl: string, redirectUri: st
     })
   })
 
-export const connectCommand = withHelp(Command.make("connect", { timeout, noPkce }, (options) =>
+export const connectCommand = withHelp(Command.make("connect", { timeout, loginHint, open, noPkce }, (options) =>
   Effect.gen(function* () {
     const bad = checkAtLeast("--timeout", options.timeout, 1, " of seconds")
     if (bad !== undefined) return yield* bad
+    const hint = Option.getOrUndefined(options.loginHint)
+    if (hint !== undefined && hint.trim() === "") return yield* new ExitWith({ code: ExitCodes.usage, message: "connect --login-hint: expected an account id, a user id or an email, got an empty value" })
     return yield* Effect.flatMap(OAuthClient, (settings) =>
       // PKCE unless the app opted out (SERVICE_PKCE=false) or the operator says so here
-      connectOnce({ timeout: Duration.seconds(options.timeout), pkce: settings.pkce && !options.noPkce })
+      connectOnce({
+        timeout: Duration.seconds(options.timeout),
+        pkce: settings.pkce && !options.noPkce,
+        ...(hint === undefined ? {} : { loginHint: hint }),
+        open: options.open
+      })
     ).pipe(
       // with workers (WORKERS=true) the new connection's backfill job is enqueued at once
       Effect.provide(enqueuingLayer),
@@ -148,5 +190,5 @@ export const connectCommand = withHelp(Command.make("connect", { timeout, noPkce
   purpose: "Connect one account from a terminal through the service's OAuth flow.",
   details:
     "Prints the authorization URL and waits for the redirect on the host, port and path of SERVICE_REDIRECT_URI: open the URL, log in as an admin of the account and choose Allow Access; the tokens are stored encrypted and it prints `connected <name> (<id>)`. A service that refuses the request (SERVICE_REDIRECT_URI not the app's callback, an unknown client id) is said at once.",
-  examples: ["account-sync connect", "account-sync connect --timeout 120"]
+  examples: ["account-sync connect", "account-sync connect --open", "account-sync connect --login-hint Z2lkOi8vc2VydmljZS9BY2NvdW50LzI= --timeout 120"]
 })

@@ -1,6 +1,6 @@
 import { AutoCorrect, CliConfig, type Command } from "@effect/cli"
 import { ExitCodes, ExitWith } from "./ExitCode.js"
-import { helpOf, optionNamesOf } from "./help.js"
+import { helpOf, integerOptionsOf, optionNamesOf } from "./help.js"
 import { safe } from "./output/text.js"
 
 /** The known word closest to `given` (ignoring case), when it is close enough to be what was meant. */
@@ -24,8 +24,9 @@ export const suggestion = (given: string, known: ReadonlyArray<string>): string 
 const optionWord = /^(--[a-z][a-z0-9-]*)(=.*)?$/
 
 /**
- * A command or option of `commands` mistyped: one line naming what was typed, what was probably meant and where the
- * list is (exit 2), said before anything runs; the command line parser would say only "Received unknown argument".
+ * A command or option of `commands` mistyped, or a whole-number option given something else: one line naming what
+ * was typed, what was probably meant or wanted and where the list is (exit 2), said before anything runs; the command
+ * line parser would say only "Received unknown argument" or "'abc' is not a integer".
  */
 export const mistyped = (args: ReadonlyArray<string>, commands: ReadonlyArray<readonly [string, Command.Command<any, any, any, any>]>): ExitWith | undefined => {
   const words = args.indexOf("--") < 0 ? args : args.slice(0, args.indexOf("--"))
@@ -40,10 +41,21 @@ export const mistyped = (args: ReadonlyArray<string>, commands: ReadonlyArray<re
   const sub = (helpOf(command)?.subcommands ?? []).find(([n]) => n === words[1])
   const path = sub === undefined ? name : `${name} ${sub[0]}`
   const known = optionNamesOf(sub?.[1] ?? command)
-  for (const word of words.slice(sub === undefined ? 1 : 2)) {
-    const flag = optionWord.exec(word)?.[1]
-    if (flag === undefined || known.includes(flag)) continue
-    return new ExitWith({ code: ExitCodes.usage, message: safe(`${path} ${flag}: no such option${suggestion(flag, known).replace(/;$/, "")} (account-sync ${path} --help lists them)`) })
+  const integers = integerOptionsOf(sub?.[1] ?? command)
+  const rest = words.slice(sub === undefined ? 1 : 2)
+  for (const [i, word] of rest.entries()) {
+    const match = optionWord.exec(word)
+    const flag = match?.[1]
+    if (flag === undefined) continue
+    if (!known.includes(flag)) {
+      return new ExitWith({ code: ExitCodes.usage, message: safe(`${path} ${flag}: no such option${suggestion(flag, known).replace(/;$/, "")} (account-sync ${path} --help lists them)`) })
+    }
+    const valueName = integers.get(flag)
+    const value = match?.[2] !== undefined ? match[2].slice(1) : rest[i + 1]
+    // the parser's own words are "'abc' is not a integer", naming neither the option nor what it wants
+    if (valueName !== undefined && value !== undefined && !/^-?\d+$/.test(value.trim())) {
+      return new ExitWith({ code: ExitCodes.usage, message: safe(`${path} ${flag} ${value}: expected a whole number (${flag} ${valueName}; account-sync ${path} --help says more)`) })
+    }
   }
   return undefined
 }

@@ -50,6 +50,8 @@ interface Entry {
   readonly repeatable: boolean
   readonly optional: boolean
   readonly default?: string
+  /** What @effect/cli says the value is ("An integer.", "A user-defined piece of text."). */
+  readonly valueType: string
 }
 
 interface Parsed {
@@ -78,9 +80,8 @@ const optional = /^This setting is optional\.(?: Defaults to: (.*))?$/
 
 /** An option's or argument's entry from @effect/cli's description of it (its first paragraph is the value's type). */
 const entryOf = (span: Span, block: HelpDoc.HelpDoc, kind: "option" | "arg"): Entry => {
-  const paragraphs = flatten(block)
-    .flatMap((d) => (d._tag === "Paragraph" ? [spanText(d.value)] : []))
-    .slice(1)
+  const all = flatten(block).flatMap((d) => (d._tag === "Paragraph" ? [spanText(d.value)] : []))
+  const paragraphs = all.slice(1)
   const name = spanText(span).replace(/\.\.\.$/, "").trim()
   const fallback = paragraphs.map((p) => optional.exec(p)).find((m) => m !== null)
   const isFlag = kind === "option" && !name.includes(" ")
@@ -90,6 +91,7 @@ const entryOf = (span: Span, block: HelpDoc.HelpDoc, kind: "option" | "arg"): En
     description: paragraphs.filter((p) => !repeated.test(p) && !optional.test(p)).join(" "),
     repeatable: paragraphs.some((p) => repeated.test(p)),
     optional: fallback !== undefined || paragraphs.some((p) => repeated.test(p)) || isFlag,
+    valueType: all[0] ?? "",
     ...(value !== undefined && !isFlag && value !== "false" ? { default: value } : {})
   }
 }
@@ -122,6 +124,15 @@ export const optionNamesOf = (command: Command.Command<any, any, any, any>): Rea
   "--version"
 ]
 
+/** The options of a command whose value is a whole number, with the value's name (`--timeout` → `SECONDS`). */
+export const integerOptionsOf = (command: Command.Command<any, any, any, any>): ReadonlyMap<string, string> =>
+  new Map(
+    parse(command).options.flatMap((o) => {
+      const [flag, value] = o.name.split(/\s+/)
+      return o.valueType === "An integer." && flag !== undefined && flag.startsWith("--") ? [[flag, value ?? "N"] as const] : []
+    })
+  )
+
 const usageOf = (entry: Entry, kind: "option" | "arg") => {
   const name = kind === "arg" ? `<${entry.name.replace(/^<|>$/g, "")}>` : entry.name
   return `${entry.optional ? `[${name}]` : name}${entry.repeatable ? "..." : ""}`
@@ -143,7 +154,7 @@ export const commandHelp = (command: Command.Command<any, any, any, any>, path: 
     `  ${name.padEnd(column)}${name.length > column - 2 ? `\n  ${" ".repeat(column)}` : ""}${wrap(text, style.width, column + 2)}`
   const subcommands = help?.subcommands ?? []
   return [
-    `${path}: ${help?.purpose ?? "(no description)"}`,
+    wrap(`${path}: ${help?.purpose ?? "(no description)"}`, style.width, 0),
     ...(help?.details ? ["", wrap(help.details, style.width, 0)] : []),
     "",
     heading("USAGE", style),
@@ -161,8 +172,26 @@ export const commandHelp = (command: Command.Command<any, any, any, any>, path: 
           )
         ]
       : []),
-    ...(help && help.examples.length > 0 ? ["", heading(help.examples.length === 1 ? "EXAMPLE" : "EXAMPLES", style), ...help.examples.map((e) => `  ${e}`)] : [])
+    ...(help && help.examples.length > 0 ? ["", heading(help.examples.length === 1 ? "EXAMPLE" : "EXAMPLES", style), ...help.examples.map((e) => `  ${exampleLines(e, style.width)}`)] : [])
   ].join("\n")
+}
+
+/**
+ * A command line too long for the width, broken between words with the shell's line continuation (` \\`), so it
+ * can still be copied and run as it is shown.
+ */
+const exampleLines = (example: string, width: number): string => {
+  if (2 + example.length <= width) return example
+  const lines: Array<string> = []
+  let line = ""
+  for (const word of example.split(" ")) {
+    if (line.length > 0 && 4 + line.length + 1 + word.length + 2 > width) {
+      lines.push(`${line} \\`)
+      line = word
+    } else line = line.length === 0 ? word : `${line} ${word}`
+  }
+  lines.push(line)
+  return lines.join("\n    ")
 }
 
 /** The program's help: every command with its purpose, and where settings go. */
@@ -184,7 +213,7 @@ export const programHelp = (commands: ReadonlyArray<readonly [string, Command.Co
       ["--version", "the program's version"]
     ].map(([name, text]) => `  ${name!.padEnd(20)}${wrap(text!, style.width, 22)}`),
     "",
-    wrap("Settings come from the environment or a .env file in the working directory: every key is explained in config/.env.example. Exit codes: 0 done, 1 a failure, 2 bad usage or configuration, 3 an account needs reconnecting.", style.width, 0)
+    wrap("Settings come from the environment or a .env file in the working directory: every key is explained in config/.env.example. Exit codes: 0 done, 1 a failure, 2 bad usage or configuration, 3 an account needs reconnecting, 4 the service replaced the pinned API version (SERVICE_GRAPHQL_VERSION), 130 and 143 stopped by Ctrl-C (SIGINT) and SIGTERM.", style.width, 0)
   ].join("\n")
 }
 

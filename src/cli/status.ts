@@ -7,7 +7,7 @@ import { AccountHealthLive } from "../sync/AccountHealth.js"
 import { CheckpointsLive } from "../sync/Checkpoints.js"
 import { type ApiVersionCondition, Health, HealthLive, type StreamFreshness } from "../sync/Health.js"
 import { DatabaseLayer, settingsFirst } from "./app.js"
-import { count, cutToWidth, safe } from "./output/text.js"
+import { count, displayWidth, safe, wrap } from "./output/text.js"
 import { relativeTime } from "./output/time.js"
 import { withHelp } from "./help.js"
 import { namesAreUnique } from "./summary.js"
@@ -71,24 +71,37 @@ const fit = (view: StatusView, header: ReadonlyArray<string>, columns: { readonl
   return view.wide ? { right: at(columns.right) } : { maxWidth: view.maxWidth, shrink: at(columns.shrink), optional: at(columns.optional), right: at(columns.right) }
 }
 
-/** A plain-text table: name, status, reason, token expiry, last run of any stream (ids with `wide`). */
+/**
+ * A plain-text table: name, status, reason, token expiry, last run of any stream (ids with `wide`). When the reasons
+ * do not fit whole beside the rest, they are lines of their own below the table, wrapped, never cut.
+ */
 export const connectionsTable = (connections: ReadonlyArray<Connection>, lastRuns: ReadonlyMap<string, AccountLastRun>, view: StatusView): string => {
   if (connections.length === 0) return "no connected accounts (connect one with `account-sync connect`)"
   const label = accountLabel(connections, view.wide)
-  const header = [...(view.wide ? ["ACCOUNT ID"] : []), "ACCOUNT", "STATUS", "REASON", "TOKEN EXPIRES", "LAST RUN"]
-  const rows = connections.map((c) => {
-    const lastRun = lastRuns.get(c.accountId)
-    return [
-      ...(view.wide ? [c.accountId] : []),
-      label(c.accountId),
-      c.status,
-      reasonText(c),
-      c.tokenExpiresAt ? relativeTime(c.tokenExpiresAt, view.now) : "-",
-      // the time first: where the column is cut, the stream and outcome go before it
-      lastRun ? `${relativeTime(lastRun.startedAt, view.now)}: ${lastRun.stream} ${lastRun.outcome}` : "never"
-    ]
-  })
-  return alignedTable([header, ...rows], fit(view, header, { shrink: ["ACCOUNT", "REASON", "LAST RUN"], optional: ["LAST RUN", "TOKEN EXPIRES"] }))
+  const table = (withReason: boolean, fitted: boolean) => {
+    const header = [...(view.wide ? ["ACCOUNT ID"] : []), "ACCOUNT", "STATUS", ...(withReason ? ["REASON"] : []), "TOKEN EXPIRES", "LAST RUN"]
+    const rows = connections.map((c) => {
+      const lastRun = lastRuns.get(c.accountId)
+      return [
+        ...(view.wide ? [c.accountId] : []),
+        label(c.accountId),
+        c.status,
+        ...(withReason ? [reasonText(c)] : []),
+        c.tokenExpiresAt ? relativeTime(c.tokenExpiresAt, view.now) : "-",
+        // the time first: where the column is cut, the stream and outcome go before it
+        lastRun ? `${relativeTime(lastRun.startedAt, view.now)}: ${lastRun.stream} ${lastRun.outcome}` : "never"
+      ]
+    })
+    const at = (names: ReadonlyArray<string>) => names.map((n) => header.indexOf(n)).filter((i) => i >= 0)
+    // a token's expiry can wait; the last run's time is never cut before the name is
+    return alignedTable([header, ...rows], fitted ? { maxWidth: view.maxWidth, leaveOutFirst: at(["TOKEN EXPIRES"]), shrink: at(["ACCOUNT"]), optional: at(["LAST RUN"]) } : {})
+  }
+  const whole = table(true, false)
+  if (view.wide || whole.split("\n").every((line) => displayWidth(line) <= view.maxWidth)) return whole
+  const reasons = connections
+    .filter((c) => reasonText(c) !== "")
+    .map((c) => `  ${wrap(safe(`${label(c.accountId)}: ${c.status}: ${reasonText(c)}`), view.maxWidth, 4)}`)
+  return reasons.length === 0 ? table(false, true) : `${table(false, true)}\n\nwhy:\n${reasons.join("\n")}`
 }
 
 const iso = (d: Date | null) => d?.toISOString() ?? null
@@ -113,6 +126,8 @@ export const streamJson = (s: StreamState) => ({
 export const streamsTable = (states: ReadonlyArray<StreamState>, connections: ReadonlyArray<Connection>, view: StatusView): string => {
   const label = accountLabel(connections, view.wide)
   const rel = (d: Date | null) => (d === null ? null : relativeTime(d, view.now))
+  const inactive = new Set(connections.filter((c) => c.status !== "active").map((c) => c.accountId))
+  const active = (accountId: string) => !inactive.has(accountId)
   const header = [
     view.wide ? "ACCOUNT / STREAM" : "STREAM",
     "PASS",
@@ -147,7 +162,8 @@ export const streamsTable = (states: ReadonlyArray<StreamState>, connections: Re
       ...(view.wide ? [s.lastRun ? count(s.lastRun.costPoints) : "-"] : []),
       s.inProgress ? `${s.inProgress.kind}, at row ${count(s.inProgress.position)}` : "-",
       rel(s.lastFullPassAt) ?? "never",
-      s.fullPassRequested ? "now (asked by a change event)" : (rel(s.nextFullPassAt) ?? "now"),
+      // a connection that is not active gets no pass until it is reconnected
+      !active(s.accountId) ? "-" : s.fullPassRequested ? "now (asked by a change event)" : (rel(s.nextFullPassAt) ?? "now"),
       ...(view.wide ? [rel(s.highWaterMark) ?? "-", s.lastRun?.error ?? ""] : [])
     ])
   }
@@ -160,7 +176,7 @@ export const streamsTable = (states: ReadonlyArray<StreamState>, connections: Re
       right: ["ROWS", "WRITTEN", "DELETED", "POINTS"]
     })
   )
-  return errors.length === 0 ? table : `${table}\n\nerrors of the latest runs:\n${errors.map((e) => cutToWidth(`  ${safe(e)}`, view.maxWidth)).join("\n")}`
+  return errors.length === 0 ? table : `${table}\n\nerrors of the latest runs:\n${errors.map((e) => `  ${wrap(safe(e), view.maxWidth, 4)}`).join("\n")}`
 }
 
 /** What the streams' last full passes could not say about deletions: one line each, none when all is well. */
@@ -264,9 +280,9 @@ export const queueTables = (q: QueueView, connections: ReadonlyArray<Connection>
 }
 
 /** The API version section: the pin, and what the service answered to it (a warning, another version). */
-export const apiVersionLines = (v: ApiVersionCondition): string => {
+export const apiVersionLines = (v: ApiVersionCondition, width = Number.POSITIVE_INFINITY): string => {
   const state = Option.getOrUndefined(v.state)
-  if (state === undefined) return `API version ${v.pinned} (SERVICE_GRAPHQL_VERSION): no answer recorded yet`
+  if (state === undefined) return wrap(`API version ${v.pinned} (SERVICE_GRAPHQL_VERSION): no answer recorded yet`, width, 2)
   const lines = [`API version ${v.pinned} (SERVICE_GRAPHQL_VERSION): answered by ${printable(state.answered, 40)} since ${state.answeredSince.toISOString()}`]
   if (state.answered !== v.pinned) {
     lines.push(
@@ -274,7 +290,8 @@ export const apiVersionLines = (v: ApiVersionCondition): string => {
     )
   }
   if (state.warning !== null) lines.push(`  the service warns (since ${state.warnedSince?.toISOString() ?? "-"}): ${printable(state.warning)}`)
-  return lines.join("\n")
+  // within the width, continued on lines indented under their first
+  return lines.map((line) => `${line.startsWith("  ") ? "  " : ""}${wrap(line, width, 4)}`).join("\n")
 }
 
 export const apiVersionJson = (v: ApiVersionCondition) =>
@@ -391,7 +408,7 @@ export const statusCommand = withHelp(Command.make("status", statusArgs, (args) 
     const summary = summaryLine(fleet, jobs, args.wide ? Number.POSITIVE_INFINITY : view.maxWidth)
     yield* Console.log(summary)
     if (filtered) yield* Console.log(`${count(shown.length)} account${shown.length === 1 ? "" : "s"} match ${filterText(args)}`)
-    const api = apiVersionLines(health.apiVersion)
+    const api = apiVersionLines(health.apiVersion, args.wide ? Number.POSITIVE_INFINITY : view.maxWidth)
     const detailed = args.detail || (!args.all && detailedLines(shown.length, args.streams.length || settings.streams.catalog.length) <= screen)
     if (!detailed) {
       // one line per account, those needing attention first; within the screen unless --all
@@ -408,6 +425,9 @@ export const statusCommand = withHelp(Command.make("status", statusArgs, (args) 
     if (events.some((e) => e.waiting + e.failed + e.deferred > 0 || e.lastApplied !== null)) yield* Console.log(`\n${eventsTable(events, connections, view)}`)
     if (unmatched.length > 0) yield* Console.log(`\n${unmatchedLines(unmatched)}`)
     const staleText = staleLines(freshness)
+      .split("\n")
+      .map((line) => (args.wide ? line : wrap(line, view.maxWidth, 2)))
+      .join("\n")
     if (staleText.length > 0) yield* Console.log(`\n${staleText}`)
     yield* Console.log(`\n${api}`)
     if (jobs !== undefined) yield* Console.log(`\n${queueTables({ ...jobs, accounts: jobs.accounts.filter((a) => ids.has(a.accountId)) }, connections, view)}`)

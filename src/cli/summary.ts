@@ -5,7 +5,7 @@ import { type RunCounts, zeroCounts } from "../sync/Runs.js"
 import type { StreamReport } from "../sync/StreamRun.js"
 import type { AccountReport } from "../sync/SyncRunner.js"
 import { ExitCodes, ExitWith } from "./ExitCode.js"
-import { count, safe } from "./output/text.js"
+import { count, displayWidth, safe, wrap } from "./output/text.js"
 import { formatDuration } from "./output/time.js"
 import { alignedTable, type TableRow } from "./table.js"
 
@@ -90,33 +90,55 @@ export const renderSummary = (reports: ReadonlyArray<AccountReport>, options: Su
       ...(wide ? [next] : [])
     ]
   }
-  const rows: Array<TableRow> = [header]
-  for (const a of reports) {
-    if (a.streams.length === 0) {
-      rows.push(line(a.accountId, accountCell(a), "-", "-", accountOutcomeText(a), zeroCounts, 0, "-"))
-      continue
+  /** One line per stream, the account's name on its first (`grouped`: on a line of its own above its streams). */
+  const rowsOf = (grouped: boolean): Array<TableRow> => {
+    const rows: Array<TableRow> = [grouped ? header.filter((h) => h !== "ACCOUNT") : header]
+    const cells = (cells: ReadonlyArray<string>) => (grouped ? cells.filter((_, i) => i !== header.indexOf("ACCOUNT")) : cells)
+    for (const a of reports) {
+      if (grouped) rows.push({ caption: accountCell(a) })
+      if (a.streams.length === 0) {
+        rows.push(cells(line(a.accountId, accountCell(a), grouped ? "  -" : "-", "-", accountOutcomeText(a), zeroCounts, 0, "-")))
+        continue
+      }
+      a.streams.forEach((s, i) =>
+        rows.push(cells(line(a.accountId, i === 0 ? accountCell(a) : "", grouped ? `  ${s.stream}` : s.stream, passText(s), outcomeText(a, s), s.counts, s.durationMs, nextText(s))))
+      )
     }
-    a.streams.forEach((s, i) =>
-      rows.push(line(a.accountId, i === 0 ? accountCell(a) : "", s.stream, passText(s), outcomeText(a, s), s.counts, s.durationMs, nextText(s)))
-    )
+    const total = line("", "TOTAL", "", "", `${reports.length} account${reports.length === 1 ? "" : "s"}`, totalOf(reports), options.durationMs, "")
+    rows.push(grouped ? ["TOTAL", ...cells(total).slice(1)] : total)
+    return rows
   }
-  rows.push(line("", "TOTAL", "", "", `${reports.length} account${reports.length === 1 ? "" : "s"}`, totalOf(reports), options.durationMs, ""))
-  const numberColumns = header.flatMap((h, i) => (["PAGES", "ROWS", "WRITTEN", "DELETED", "POINTS", "PTS/ROW", "THROTTLED", "WAITED", "TIME"].includes(h) ? [i] : []))
-  const table = alignedTable(rows, {
-    ...(options.maxWidth !== undefined && !wide ? { maxWidth: options.maxWidth } : {}),
-    shrink: [header.indexOf("ACCOUNT"), header.indexOf("OUTCOME")],
-    optional: ["WAITED", "POINTS", "DELETED", "WRITTEN", "PASS"].map((h) => header.indexOf(h)),
-    right: numberColumns
-  })
-  return `${table}\n${outcomeLine(reports, options)}`
+  const tableOf = (grouped: boolean) => {
+    const rows = rowsOf(grouped)
+    const columns = rows[0] as ReadonlyArray<string>
+    const at = (names: ReadonlyArray<string>) => names.map((h) => columns.indexOf(h)).filter((i) => i >= 0)
+    return alignedTable(rows, {
+      ...(options.maxWidth !== undefined && !wide ? { maxWidth: options.maxWidth } : {}),
+      shrink: at(["ACCOUNT", "OUTCOME"]),
+      optional: at(["WAITED", "POINTS", "DELETED", "WRITTEN", "PASS"]),
+      right: at(["PAGES", "ROWS", "WRITTEN", "DELETED", "POINTS", "PTS/ROW", "THROTTLED", "WAITED", "TIME"])
+    })
+  }
+  // where the names would be cut (a terminal of 80 columns), each account's name is a line above its streams
+  const fits = options.maxWidth === undefined || wide || alignedTable(rowsOf(false)).split("\n").every((l) => displayWidth(l) <= options.maxWidth!)
+  const table = tableOf(!fits)
+  const waitedShown = /\bWAITED\b/.test(table.slice(0, table.indexOf("\n")))
+  const last = outcomeLine(reports, options, waitedShown)
+  return `${table}\n${options.maxWidth === undefined || wide ? last : wrap(last, options.maxWidth, 2)}`
 }
 
 /** "backfill took 34.2 s: 2 accounts synced, 1 needs reconnecting". */
-const outcomeLine = (reports: ReadonlyArray<AccountReport>, options: SummaryOptions) => {
+const outcomeLine = (reports: ReadonlyArray<AccountReport>, options: SummaryOptions, waitedShown: boolean) => {
   const by = new Map<string, number>()
   for (const r of reports) by.set(accountOutcomeText(r), (by.get(accountOutcomeText(r)) ?? 0) + 1)
   const outcomes = [...by].map(([outcome, n]) => `${n} ${outcome}`).join(", ")
-  return `${options.mode} took ${formatDuration(options.durationMs)}: ${reports.length === 0 ? "no active account" : outcomes}`
+  const waited = totalOf(reports).throttleWaitMs
+  // each stream's WAITED is part of its TIME; accounts synced side by side wait at the same time, and the total adds them
+  const overlap =
+    waitedShown && reports.length > 1 && waited > options.durationMs
+      ? ` (WAITED adds up ${count(reports.length)} accounts' waits for their budgets, side by side: ${formatDuration(waited)} in ${formatDuration(options.durationMs)})`
+      : ""
+  return `${options.mode} took ${formatDuration(options.durationMs)}: ${reports.length === 0 ? "no active account" : outcomes}${overlap}`
 }
 
 const countsJson = (c: RunCounts) => ({
@@ -212,9 +234,9 @@ export const runExit = (reports: ReadonlyArray<AccountReport>, database = "Postg
 }
 
 /** The run's figures as one log line (piped runs read it instead of the table). */
-export const logRunSummary = (reports: ReadonlyArray<AccountReport>, options: SummaryOptions) => {
+export const logRunSummary = (reports: ReadonlyArray<AccountReport>, options: SummaryOptions, level: "info" | "debug" = "info") => {
   const total = totalOf(reports)
-  return Effect.logInfo(`${options.mode} finished`).pipe(
+  return (level === "info" ? Effect.logInfo : Effect.logDebug)(`${options.mode} finished`).pipe(
     Effect.annotateLogs({
       mode: options.mode,
       accounts: reports.length,
@@ -238,7 +260,8 @@ export const reportAndExit = (
   options: SummaryOptions & { readonly json: boolean; readonly startedAt: Date; readonly database?: string }
 ) =>
   Effect.gen(function* () {
-    yield* logRunSummary(reports, options)
+    // on a terminal the table below says it all to the person reading it; the log line is for logs read by machines
+    yield* logRunSummary(reports, options, process.stdout.isTTY === true && !options.json ? "debug" : "info")
     yield* Console.log(options.json ? JSON.stringify(summaryJson(reports, options), null, 2) : renderSummary(reports, options))
     const { code, message } = runExit(reports, options.database)
     if (code !== ExitCodes.ok) return yield* new ExitWith({ code, ...(message ? { message } : {}) })

@@ -19,6 +19,8 @@ export interface TableOptions {
   readonly maxWidth?: number
   readonly shrink?: ReadonlyArray<number>
   readonly optional?: ReadonlyArray<number>
+  /** Columns left out (in that order) before any is cut, until the table fits. */
+  readonly leaveOutFirst?: ReadonlyArray<number>
   /** Columns aligned right (numbers). */
   readonly right?: ReadonlyArray<number>
 }
@@ -59,6 +61,7 @@ export const alignedTable = (rows: ReadonlyArray<TableRow>, options: TableOption
         widths[widest] = Math.max(floor(widest), widths[widest]! - excess)
       }
     }
+    for (const i of options.leaveOutFirst ?? []) if (total() > maxWidth) shown.delete(i)
     shrinkTo((i) => Math.max(headerWidth(i), Math.min(comfortable, widths[i]!)))
     for (const i of options.optional ?? []) if (total() > maxWidth) shown.delete(i)
     shrinkTo(headerWidth)

@@ -133,7 +133,7 @@ export const SyncRunnerLive = Layer.effect(
         const elsewhere = yield* leases.acquire(accountId)
         if (Option.isSome(elsewhere)) {
           const { holder, thisProcess } = elsewhere.value
-          const message = `${thisProcess ? "another run of this process" : "another account-sync process"} is syncing this account (held by ${holder}); skipped`
+          const message = `${thisProcess ? "another run of this process" : "another account-sync process"} is syncing this account (held by ${holder})`
           yield* Effect.logWarning(message)
           for (const s of streams) yield* runs.skipped(accountId, s.name, kindOf(request), message)
           return { accountId, accountName, outcome: "skipped", streams: [], message, heldElsewhere: elsewhere.value } satisfies AccountReport

@@ -10,6 +10,13 @@ import { TestDatabase, TestDatabaseEnv } from "../../support/database.js"
 import { EmulatorTestWith, TestEmulator } from "../../support/emulator.js"
 import { runCli, spawnCli } from "../../support/cli.js"
 import { assertNoSecretsIn } from "../../support/auth.js"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+
+const waitFor = async (done: () => boolean) => {
+  for (let i = 0; i < 100 && !done(); i++) await new Promise((r) => setTimeout(r, 50))
+}
 
 const Stack = AuthTest().pipe(
   Layer.provideMerge(EmulatorTestWith(Effect.map(freePort, (port) => ({ redirectUri: `http://127.0.0.1:${port}/callback`, accounts: 4 })))),
@@ -197,5 +204,41 @@ layer(Stack, { excludeTestServices: true })("connect, status and disconnect comm
         for (const raw of ["\u001b]0;", "\u0007", "\u001b[2J", "fake\r\n", "\u202e"]) expect(ended.stderr).not.toContain(raw)
       })
     )
+  )
+
+  it.effect("connect --login-hint puts the account in the URL; --open hands the URL to the platform's opener, and without one says so and waits", () =>
+    Effect.gen(function* () {
+      const acc = (yield* TestEmulator).accounts[2]!
+      // an opener of our own first on the PATH (the browser's stand-in): it writes down what it was asked to open
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "opener-"))
+      const opened = path.join(dir, "opened")
+      fs.writeFileSync(path.join(dir, "xdg-open"), `#!/bin/sh\nprintf '%s' "$1" > ${JSON.stringify(opened)}\n`, { mode: 0o755 })
+      const run = (pathVariable: string) =>
+        Effect.scoped(
+          Effect.gen(function* () {
+            const child = yield* spawnCli(["connect", "--timeout", "60", "--login-hint", acc.accountId, "--open"], { ...(yield* cliEnv), PATH: pathVariable })
+            const url = yield* child.firstLine
+            // the URL as printed, not hinted again here: the hint is the command's
+            const consent = yield* approveInBrowser(url, { accountId: acc.accountId })
+            yield* fetchPage(consent.location!)
+            return { url, result: yield* child.exit }
+          })
+        )
+      const withOpener = yield* run(`${dir}:${process.env.PATH ?? ""}`)
+      expect(new URL(withOpener.url).searchParams.get("login_hint")).toBe(acc.accountId)
+      expect(withOpener.result.code, withOpener.result.stderr).toBe(0)
+      yield* Effect.promise(() => waitFor(() => fs.existsSync(opened)))
+      expect(fs.readFileSync(opened, "utf8")).toBe(withOpener.url)
+      expect(withOpener.result.stderr).toContain("opened the URL above in the browser; waiting for the redirect on")
+      // on a terminal the log's "connected" line is left out; piped (here), stdout says it and the log keeps it
+      expect(withOpener.result.stdout).toContain(`connected ${acc.name} (${acc.accountId})`)
+
+      // no opener on this machine (a server): the URL is printed, the reason said, the flow goes on
+      const bare = fs.mkdtempSync(path.join(os.tmpdir(), "no-opener-"))
+      const without = yield* run(bare)
+      expect(without.result.code, without.result.stderr).toBe(0)
+      expect(without.result.stderr).toContain("no xdg-open on this machine to open a browser: open the URL above in a browser")
+      expect(without.result.stdout).toContain(`connected ${acc.name} (${acc.accountId})`)
+    })
   )
 })

@@ -27,4 +27,15 @@ describe("did you mean", () => {
     expect(mistyped(["query", "--", "--not-an-option"], all)).toBeUndefined()
     expect(mistyped(["--log-level", "warn"], all)).toBeUndefined()
   })
+
+  it("a whole-number option given something else names the option and what it wants (the parser said \"'abc' is not a integer\")", () => {
+    expect(mistyped(["connect", "--timeout", "abc"], all)).toMatchObject({
+      code: 2,
+      message: "connect --timeout abc: expected a whole number (--timeout SECONDS; account-sync connect --help says more)"
+    })
+    expect(mistyped(["sync", "--concurrency=two"], all)?.message).toBe("sync --concurrency two: expected a whole number (--concurrency N; account-sync sync --help says more)")
+    expect(mistyped(["emulator", "--port", "4010.5"], all)?.message).toMatch(/^emulator --port 4010\.5: expected a whole number/)
+    expect(mistyped(["connect", "--timeout", "120"], all)).toBeUndefined()
+    expect(mistyped(["emulator", "--port=0", "--jobs", "200"], all)).toBeUndefined()
+  })
 })
