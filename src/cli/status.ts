@@ -53,7 +53,11 @@ export interface StatusView {
   readonly now: number
   readonly wide: boolean
   readonly maxWidth: number
+  /** Where lines of free text (reasons, errors, the API version's warning) wrap: on a terminal its width; piped, never (a pipe gets them whole). */
+  readonly lineWidth?: number
 }
+
+const textWidth = (view: StatusView) => view.lineWidth ?? view.maxWidth
 
 /** What names an account in a table: its name when every name is its own (and not `wide`), else name and id. */
 const accountLabel = (connections: ReadonlyArray<Connection>, wide: boolean) => {
@@ -100,7 +104,7 @@ export const connectionsTable = (connections: ReadonlyArray<Connection>, lastRun
   if (view.wide || whole.split("\n").every((line) => displayWidth(line) <= view.maxWidth)) return whole
   const reasons = connections
     .filter((c) => reasonText(c) !== "")
-    .map((c) => `  ${wrap(safe(`${label(c.accountId)}: ${c.status}: ${reasonText(c)}`), view.maxWidth, 4)}`)
+    .map((c) => `  ${wrap(safe(`${label(c.accountId)}: ${c.status}: ${reasonText(c)}`), textWidth(view), 4)}`)
   return reasons.length === 0 ? table(false, true) : `${table(false, true)}\n\nwhy:\n${reasons.join("\n")}`
 }
 
@@ -176,7 +180,7 @@ export const streamsTable = (states: ReadonlyArray<StreamState>, connections: Re
       right: ["ROWS", "WRITTEN", "DELETED", "POINTS"]
     })
   )
-  return errors.length === 0 ? table : `${table}\n\nerrors of the latest runs:\n${errors.map((e) => `  ${wrap(safe(e), view.maxWidth, 4)}`).join("\n")}`
+  return errors.length === 0 ? table : `${table}\n\nerrors of the latest runs:\n${errors.map((e) => `  ${wrap(safe(e), textWidth(view), 4)}`).join("\n")}`
 }
 
 /** What the streams' last full passes could not say about deletions: one line each, none when all is well. */
@@ -357,7 +361,7 @@ export const statusCommand = withHelp(Command.make("status", statusArgs, (args) 
     if (resolved instanceof ExitWith) return yield* resolved
     const settings = yield* SyncSettings
     const now = yield* Clock.currentTimeMillis
-    const view: StatusView = { now, wide: args.wide, maxWidth: terminalTableWidth() }
+    const view: StatusView = { now, wide: args.wide, maxWidth: terminalTableWidth(), lineWidth: process.stdout.isTTY ? terminalTableWidth() : Number.POSITIVE_INFINITY }
     const screen = terminalScreenLines()
     const states = yield* (yield* StreamStatus).list(settings.streams.catalog)
     const health = yield* (yield* Health).snapshot
@@ -408,7 +412,7 @@ export const statusCommand = withHelp(Command.make("status", statusArgs, (args) 
     const summary = summaryLine(fleet, jobs, args.wide ? Number.POSITIVE_INFINITY : view.maxWidth)
     yield* Console.log(summary)
     if (filtered) yield* Console.log(`${count(shown.length)} account${shown.length === 1 ? "" : "s"} match ${filterText(args)}`)
-    const api = apiVersionLines(health.apiVersion, args.wide ? Number.POSITIVE_INFINITY : view.maxWidth)
+    const api = apiVersionLines(health.apiVersion, args.wide ? Number.POSITIVE_INFINITY : textWidth(view))
     const detailed = args.detail || (!args.all && detailedLines(shown.length, args.streams.length || settings.streams.catalog.length) <= screen)
     if (!detailed) {
       // one line per account, those needing attention first; within the screen unless --all
@@ -426,7 +430,7 @@ export const statusCommand = withHelp(Command.make("status", statusArgs, (args) 
     if (unmatched.length > 0) yield* Console.log(`\n${unmatchedLines(unmatched)}`)
     const staleText = staleLines(freshness)
       .split("\n")
-      .map((line) => (args.wide ? line : wrap(line, view.maxWidth, 2)))
+      .map((line) => (args.wide ? line : wrap(line, textWidth(view), 2)))
       .join("\n")
     if (staleText.length > 0) yield* Console.log(`\n${staleText}`)
     yield* Console.log(`\n${api}`)

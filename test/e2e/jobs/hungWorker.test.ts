@@ -181,8 +181,9 @@ layer(syncHarness({ accounts: 2, jobs: jobsPerAccount, limits: { maxPoints: 100_
         // a skipped row is a refused attempt (the lease still held elsewhere), not a run
         expectNoOverlappingRuns(runs.filter((r) => r.outcome !== "running" && r.outcome !== "skipped"))
         expect(runs.filter((r) => r.outcome === "running")).toEqual([])
-        expect(first.child.exitCode).toBeNull()
-        expect(second.child.exitCode).toBeNull()
+        for (const worker of [first, second]) {
+          if (worker.child.exitCode !== null) expect.fail(`a worker exited (${worker.child.exitCode}): ${(yield* worker.exit).stderr.slice(-3000)}`)
+        }
       }),
     300_000
   )
