@@ -33,8 +33,11 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)("the program on an 80-column ter
       Effect.gen(function* () {
         const { accounts } = yield* TestEmulator
         for (const a of accounts) yield* connectAccount(a.accountId)
-        // the logs as a person sees them on a terminal (no LOG_FORMAT)
-        const { LOG_FORMAT: _format, ...inherited } = process.env
+        // the logs as a person sees them on a terminal: no LOG_FORMAT, and none of the CI variables (the program and
+        // ink turn the live display off in CI, and this suite runs in CI)
+        const inherited = Object.fromEntries(
+          Object.entries(process.env).filter(([key]) => key !== "LOG_FORMAT" && key !== "CI" && key !== "CONTINUOUS_INTEGRATION" && !key.startsWith("CI_"))
+        )
         const env: NodeJS.ProcessEnv = { ...inherited, ...(yield* TestSettings), FORCE_COLOR: "0", LOG_LEVEL: "info" }
         const run = (args: string) => Effect.promise(() => runOnTerminal(`${JSON.stringify(process.execPath)} ${JSON.stringify(bin)} ${args}`, cols, rows, env))
 
