@@ -12,6 +12,7 @@ import { benchDatabaseUrl, freshSchemaName } from "./database.js"
 import { BenchError } from "./errors.js"
 import { type DuringBackfillResult, duringBackfillLags } from "./freshnessDuringBackfill.js"
 import { binPath, nodeArgs, nodeEnv, type EmulatorProcess, stopChild } from "./emulatorProcess.js"
+import { quantile } from "./quantile.js"
 
 /**
  * Freshness: how soon an edit at the service is in the warehouse, and at what cost, with the service's webhooks
@@ -80,12 +81,6 @@ export interface FreshnessResult {
   readonly duringBackfill: DuringBackfillResult
 }
 
-/** The q-quantile (nearest rank) of `values`. */
-export const quantile = (values: ReadonlyArray<number>, q: number): number => {
-  if (values.length === 0) return Number.NaN
-  const sorted = [...values].sort((a, b) => a - b)
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!
-}
 
 /**
  * Polling every `periodSec` from a schedule whose phase is unknown (uniform): for each edit, the wait until the next

@@ -2,6 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Duration, Effect } from "effect"
 import type { EmulatorAdmin } from "../../src/emulator/EmulatorAdmin.js"
 import { BenchError } from "./errors.js"
+import { quantile } from "./quantile.js"
 
 /**
  * Freshness of accounts mid-backfill: edits at the service to rows a running backfill already landed, delivered by the
@@ -21,12 +22,6 @@ export interface DuringBackfillResult {
 const editsPerSecond = 2
 const mostEdits = 30
 
-/** The q-quantile (nearest rank) of `values`. */
-const quantile = (values: ReadonlyArray<number>, q: number): number => {
-  if (values.length === 0) return Number.NaN
-  const sorted = [...values].sort((a, b) => a - b)
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!
-}
 
 /** `accounts` are being backfilled by workers, with serve receiving the service's webhooks for them. */
 export const duringBackfillLags = (admin: EmulatorAdmin, accounts: ReadonlyArray<string>) =>

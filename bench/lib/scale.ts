@@ -12,7 +12,7 @@ import { childEnv, connectAccount, connectorLayer, type Env, settingsFor } from 
 import { benchDatabaseUrl, freshSchemaName } from "./database.js"
 import { BenchError } from "./errors.js"
 import { binPath, nodeArgs, nodeEnv, type EmulatorProcess } from "./emulatorProcess.js"
-import { quantile } from "./freshness.js"
+import { quantile } from "./quantile.js"
 import { healingRuns, type HealingOptions } from "./scaleHealing.js"
 import { type Bound, type BoundShares, decideBound, describeShares, permitSeconds, startBoundProbe, withMetricsPort } from "./scaleBound.js"
 import { idleCycleBench, type IdleCycleOptions } from "./idleCycle.js"

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest"
 import { mergeResults } from "../../../bench/lib/bench.js"
-import { pollingLags, quantile } from "../../../bench/lib/freshness.js"
+import { pollingLags } from "../../../bench/lib/freshness.js"
+import { quantile } from "../../../bench/lib/quantile.js"
 import type { BenchResults } from "../../../bench/lib/report.js"
 
 const run = (extra: Partial<BenchResults>, takenAt: string, command: string) =>
