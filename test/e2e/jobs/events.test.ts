@@ -62,6 +62,7 @@ layer(syncHarness({ accounts: 1, jobs: 3000, limits: { maxPoints: 10_000, restor
       expect(jobs[0]!.n).toBeGreaterThan(0)
       expect(yield* expectStreamExact(jobScalarsStream, accountId)).toBe(3000)
       expect(serve.child.exitCode).toBeNull()
-    })
+    }),
+    240_000
   )
 })

@@ -64,7 +64,8 @@ layer(syncHarness({ accounts: 20, jobs: 40 }, { env: { ...queueTestEnv, SYNC_INC
         expect(ended.code, ended.stderr.slice(-2000)).toBe(143)
         expect(ended.stderr).toContain("done: synced")
       }
-    })
+    }),
+    240_000
   )
 })
 
@@ -104,7 +105,8 @@ layer(syncHarness({ accounts: 2, jobs: 3000, limits: { maxPoints: 10_000, restor
       expect(second.child.exitCode).toBeNull()
       // the killed worker's runs stay 'running' until the account is synced again, then are closed as interrupted
       expect(runs.filter((r) => r.outcome === "running")).toEqual([])
-    })
+    }),
+    240_000
   )
 })
 
@@ -143,6 +145,7 @@ layer(syncHarness({ accounts: 1, jobs: 3000, limits: { maxPoints: 10_000, restor
       expect(runs.slice(0, -1).every((r) => r.outcome === "interrupted")).toBe(true)
       expect(runs[runs.length - 1]!.outcome).toBe("succeeded")
       expectNoOverlappingRuns(runs)
-    })
+    }),
+    240_000
   )
 })
