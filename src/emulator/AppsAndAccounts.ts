@@ -1,7 +1,7 @@
 import type { AccountSpec, AppSpec } from "./EmulatorAdmin.js"
 import { AdminRejected } from "./errors.js"
 import { encodeId } from "./Ids.js"
-import type { CursorMode } from "./data/Collection.js"
+import type { CursorMode } from "./data/cursors.js"
 import type { RecordDefinition } from "./data/RecordDefinition.js"
 import { scopesOf } from "./data/definitions.js"
 import { collectionDefinitions, World } from "./data/World.js"

@@ -1,5 +1,6 @@
 import type { Account } from "./AppsAndAccounts.js"
-import type { Change, Records } from "./data/World.js"
+import type { Records } from "./data/Records.js"
+import type { Change } from "./data/World.js"
 import { AdminRejected } from "./errors.js"
 import type { RecordSelection } from "./EmulatorAdmin.js"
 import type { VirtualClock } from "./VirtualClock.js"

@@ -1,6 +1,7 @@
 import type { Account, App, AppsAndAccounts } from "./AppsAndAccounts.js"
 import type { WebhookSubscriptionInfo } from "./EmulatorAdmin.js"
-import { ConnectionValue, type RootResolver } from "./graphql/Executor.js"
+import { ConnectionValue } from "./graphql/ConnectionValue.js"
+import type { RootResolver } from "./graphql/Executor.js"
 import { encodeId, isoSeconds } from "./Ids.js"
 import type { VirtualClock } from "./VirtualClock.js"
 import type { WebhookTarget } from "./Webhooks.js"

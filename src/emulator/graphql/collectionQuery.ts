@@ -1,5 +1,6 @@
-import type { PageQuery, SortSpec, TimeRange } from "../data/Collection.js"
-import type { Records } from "../data/World.js"
+import type { SortSpec } from "../data/orders.js"
+import type { PageQuery, TimeRange } from "../data/views.js"
+import type { Records } from "../data/Records.js"
 
 /**
  * A collection field's (coerced) arguments as the page query its collection answers: the filters and sort keys the
