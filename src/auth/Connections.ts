@@ -146,6 +146,15 @@ export const ConnectionsLive = Layer.effect(
         RETURNING account_id`
     })
 
+    const restore = SqlSchema.findAll({
+      Request: Schema.Struct({ accountId: Schema.String, since: Schema.DateFromSelf, at: Schema.DateFromSelf }),
+      Result: AccountRow,
+      execute: ({ accountId, since, at }) => sql`
+        UPDATE connections SET status = 'active', status_reason = NULL, updated_at = ${at}
+        WHERE account_id = ${accountId} AND status = 'revoked' AND status_reason LIKE 'refresh refused%' AND updated_at >= ${since}
+        RETURNING account_id`
+    })
+
     const statusOf = (found: Option.Option<typeof StatusRow.Type>): StatusOrAbsent =>
       Option.match(found, { onNone: () => "never connected" as const, onSome: (r) => r.status })
 
@@ -197,12 +206,7 @@ export const ConnectionsLive = Layer.effect(
       // inside the caller's transaction: a lost session ends that transaction, a repeat here cannot help
       statusForUpdate: (accountId) => Effect.map(rowsOrDie(findStatusForUpdate(accountId)), statusOf),
       restoreAfterLostRefresh: (accountId, since) =>
-        Effect.flatMap(now, (at) =>
-          sql<{ account_id: string }>`
-            UPDATE connections SET status = 'active', status_reason = NULL, updated_at = ${at}
-            WHERE account_id = ${accountId} AND status = 'revoked' AND status_reason LIKE 'refresh refused%' AND updated_at >= ${since}
-            RETURNING account_id`.pipe(Effect.map((rows) => rows.length > 0))
-        )
+        Effect.flatMap(now, (at) => Effect.map(rowsOrDie(restore({ accountId, since, at })), (rows) => rows.length > 0))
     })
   })
 )

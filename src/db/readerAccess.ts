@@ -1,7 +1,8 @@
-import { SqlClient, type SqlError } from "@effect/sql"
+import { SqlClient, type SqlError, SqlSchema } from "@effect/sql"
 import { Data, Effect, Schema } from "effect"
 import { DatabaseTopology } from "./Database.js"
 import { queryRoleOf } from "./queryRole.js"
+import { rowsOrDie } from "./rows.js"
 import { ensureRowSecurity, secretTables } from "./rowSecurity.js"
 
 /** A reader role that cannot be limited to accounts, or accounts that do not exist: said in one line. */
@@ -12,11 +13,18 @@ export class ReaderAccessRefused extends Data.TaggedError("ReaderAccessRefused")
 }
 
 const RoleRow = Schema.Struct({ superuser: Schema.Boolean, bypass: Schema.Boolean, owner: Schema.Boolean, everything: Schema.Boolean })
+const AccountRow = Schema.Struct({ account_id: Schema.String })
+
+const schemaOf = (sql: SqlClient.SqlClient) =>
+  Effect.map(
+    rowsOrDie(SqlSchema.single({ Request: Schema.Void, Result: Schema.Struct({ s: Schema.String }), execute: () => sql`SELECT current_schema() AS s` })(undefined)),
+    (r) => r.s
+  )
 
 /** What `role` is, or why row-level security cannot limit it. */
 const checkRole = (sql: SqlClient.SqlClient, role: string) =>
   Effect.gen(function* () {
-    const queryRole = queryRoleOf(yield* Effect.map(sql<{ s: string }>`SELECT current_schema() AS s`, (r) => r[0]!.s))
+    const queryRole = queryRoleOf(yield* schemaOf(sql))
     const rows = yield* sql`
       SELECT r.rolsuper AS superuser, r.rolbypassrls AS bypass, pg_has_role(r.oid, current_user, 'USAGE') AS owner,
         EXISTS (SELECT FROM pg_roles q WHERE q.rolname = ${queryRole} AND pg_has_role(r.oid, q.oid, 'USAGE')) AS everything
@@ -40,7 +48,13 @@ export const grantReader = (role: string, accounts: ReadonlyArray<string>) =>
     const sql = yield* SqlClient.SqlClient
     yield* refuseEmbedded
     yield* checkRole(sql, role)
-    const known = yield* sql<{ account_id: string }>`SELECT account_id FROM connections WHERE account_id IN ${sql.in(accounts)}`
+    const known = yield* rowsOrDie(
+      SqlSchema.findAll({
+        Request: Schema.Array(Schema.String),
+        Result: AccountRow,
+        execute: (ids) => sql`SELECT account_id FROM connections WHERE account_id IN ${sql.in(ids)}`
+      })(accounts)
+    )
     const unknown = accounts.filter((a) => !known.some((k) => k.account_id === a))
     if (unknown.length > 0) return yield* new ReaderAccessRefused({ reason: `no connected account ${unknown.join(", ")} (see account-sync status)` })
     yield* sql.withTransaction(
@@ -63,7 +77,13 @@ export const revokeReader = (role: string, accounts: ReadonlyArray<string>) =>
       Effect.gen(function* () {
         if (accounts.length === 0) yield* sql`DELETE FROM reader_accounts WHERE role_name = ${role}`
         else yield* sql`DELETE FROM reader_accounts WHERE role_name = ${role} AND account_id IN ${sql.in(accounts)}`
-        const left = yield* sql<{ account_id: string }>`SELECT account_id FROM reader_accounts WHERE role_name = ${role} ORDER BY account_id`
+        const left = yield* rowsOrDie(
+          SqlSchema.findAll({
+            Request: Schema.String,
+            Result: AccountRow,
+            execute: (name) => sql`SELECT account_id FROM reader_accounts WHERE role_name = ${name} ORDER BY account_id`
+          })(role)
+        )
         const exists = (yield* sql`SELECT 1 FROM pg_roles WHERE rolname = ${role}`).length > 0
         if (left.length === 0 && exists) {
           yield* sql.unsafe(`REVOKE SELECT ON ALL TABLES IN SCHEMA ${yield* schemaOf(sql)} FROM "${role.replace(/"/g, '""')}"`)
@@ -73,8 +93,6 @@ export const revokeReader = (role: string, accounts: ReadonlyArray<string>) =>
     )
   })
 
-const schemaOf = (sql: SqlClient.SqlClient) => Effect.map(sql<{ s: string }>`SELECT current_schema() AS s`, (r) => r[0]!.s)
-
 const refuseEmbedded = Effect.flatMap(DatabaseTopology, ({ singleSession }) =>
   singleSession
     ? Effect.fail(new ReaderAccessRefused({ reason: "needs a Postgres server (DATABASE_URL): the embedded database has no roles to log in as" }))
@@ -83,9 +101,15 @@ const refuseEmbedded = Effect.flatMap(DatabaseTopology, ({ singleSession }) =>
 
 const tablesOf = (sql: SqlClient.SqlClient, role: string): Effect.Effect<ReadonlyArray<string>, SqlError.SqlError> =>
   Effect.map(
-    sql<{ relname: string }>`
-      SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-      WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p') AND has_table_privilege(${role}, c.oid, 'SELECT')
-      ORDER BY c.relname`,
+    rowsOrDie(
+      SqlSchema.findAll({
+        Request: Schema.String,
+        Result: Schema.Struct({ relname: Schema.String }),
+        execute: (name) => sql`
+          SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+          WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p') AND has_table_privilege(${name}, c.oid, 'SELECT')
+          ORDER BY c.relname`
+      })(role)
+    ),
     (rows) => rows.map((r) => r.relname).filter((t) => !secretTables.includes(t))
   )

@@ -1,23 +1,24 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, ConfigProvider, Console, Effect, Layer, Option, Redacted, Schedule } from "effect"
-import pg from "pg"
 import * as crypto from "node:crypto"
 import * as fs from "node:fs"
-import * as net from "node:net"
 import * as path from "node:path"
 import { Connections } from "../auth/Connections.js"
 import { SyncLayer } from "../cli/app.js"
-import { connectionsTable } from "../cli/status.js"
-import { count, wrap } from "../cli/output/text.js"
+import { connectionsTable } from "../cli/statusConnections.js"
+import { count } from "../cli/output/text.js"
 import { rowsTable } from "../cli/query.js"
 import { lastRunsByAccount, StreamStatus, StreamStatusLive } from "../sync/StreamStatus.js"
 import { renderSummary } from "../cli/summary.js"
-import { alignedTable, terminalTableWidth } from "../cli/table.js"
+import { terminalTableWidth } from "../cli/table.js"
 import { Emulator } from "../emulator/Emulator.js"
 import { authServer } from "../http/Server.js"
 import { allStreams } from "../sync/streams/index.js"
 import { type RunRequest, SyncRunner } from "../sync/SyncRunner.js"
 import { compareStream } from "./exactness.js"
+import { say, step, versionsTable } from "./printing.js"
+import { dropSchema, freePort, nextHop } from "./setup.js"
+import { landedJobs, streamRowCounts, versionCounts, versionsOfMostEditedJob } from "./warehouseReads.js"
 
 export interface DemoOptions {
   /** Embedded data lives here (ignored with `databaseUrl`). */
@@ -28,66 +29,14 @@ export interface DemoOptions {
   readonly jobsPerAccount: number
 }
 
-/** A job's versions at the terminal's width: only the title is cut, never the times. */
-const versionsTable = (rows: ReadonlyArray<Record<string, unknown>>) => {
-  if (rows.length === 0) return "(no versions)"
-  const header = Object.keys(rows[0]!)
-  return alignedTable([header, ...rows.map((r) => header.map((k) => String(r[k] ?? "")))], {
-    maxWidth: terminalTableWidth(),
-    shrink: [header.indexOf("title")]
-  })
-}
-
 const accountsToCreate = [
   { name: "Northwind Landscaping", seed: 11 },
   { name: "Bluebird Plumbing & Heating", seed: 23 }
 ]
 
-const freePort = Effect.async<number>((resume) => {
-  const server = net.createServer()
-  server.listen(0, "127.0.0.1", () => {
-    const { port } = server.address() as net.AddressInfo
-    server.close(() => resume(Effect.succeed(port)))
-  })
-})
-
 /** The query the demo's last lines (and the README) suggest. */
 export const lookAgain = "SELECT job_number, title, total FROM jobs LIMIT 5"
 
-/** The demo's prose is wrapped to 100 columns, or the terminal's width when it is narrower. */
-const proseWidth = () => Math.min(100, process.stdout.isTTY && process.stdout.columns > 0 ? process.stdout.columns : 100)
-const step = (title: string) => Console.log(`\n== ${wrap(title, proseWidth(), 3)}`)
-/** A sentence of the demo's. */
-const say = (text: string) => Console.log(wrap(text, proseWidth(), 2))
-
-/** The demo starts its schema from scratch on a real Postgres (never the production schema: see cli). */
-const dropSchema = (url: string, schema: string) =>
-  Effect.acquireUseRelease(
-    Effect.promise(async () => {
-      const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 10_000 })
-      await client.connect()
-      return client
-    }),
-    (client) => Effect.promise(() => client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)),
-    (client) => Effect.promise(() => client.end())
-  )
-
-/** Follows one redirect hop without following it further: what a browser would be sent to next. */
-const nextHop = (url: string) =>
-  Effect.tryPromise({
-    try: async () => {
-      const response = await fetch(url, { redirect: "manual", signal: AbortSignal.timeout(10_000) })
-      const body = await response.text()
-      return { status: response.status, location: response.headers.get("location"), body }
-    },
-    catch: (cause) => new Error(`demo browser: GET ${url} failed: ${String(cause)}`)
-  })
-
-/**
- * The whole job on embedded defaults: an emulated service with two accounts, the real OAuth flow through `serve`'s
- * routes (consent auto-approved), a backfill with progress, edits and deletions then an incremental sync, an
- * APP_DISCONNECT for one account, and the resulting status and warehouse rows.
- */
 /** The README's example queries over the warehouse (the demo prints their answers). */
 export const exampleQueries: ReadonlyArray<{ readonly title: string; readonly sql: string }> = [
   {
@@ -112,6 +61,11 @@ GROUP BY p.id, property ORDER BY open_jobs DESC, property LIMIT 5;`
   }
 ]
 
+/**
+ * The whole job on embedded defaults: an emulated service with two accounts, the real OAuth flow through `serve`'s
+ * routes (consent auto-approved), a backfill with progress, edits and deletions then an incremental sync, an
+ * APP_DISCONNECT for one account, and the resulting status and warehouse rows.
+ */
 export const runDemo = (options: DemoOptions) =>
   Effect.gen(function* () {
     const servePort = yield* freePort
@@ -218,8 +172,7 @@ export const runDemo = (options: DemoOptions) =>
       const gone = new Set(deleted.ids)
       const editedLive = edited.ids.filter((id) => !gone.has(id))
       const serviceJobs = new Map((yield* admin.listRecords({ accountId: first!.accountId, collection: "jobs" })).map((r) => [String(r.id), r]))
-      const warehouseJobs = editedLive.length === 0 ? [] : yield* sql<{ id: string; title: string | null; updated_at: Date | null }>`
-        SELECT id, title, updated_at FROM jobs WHERE account_id = ${first!.accountId} AND deleted_at IS NULL AND id IN ${sql.in(editedLive)}`
+      const warehouseJobs = editedLive.length === 0 ? [] : yield* landedJobs(first!.accountId, editedLive)
       const landed = warehouseJobs.filter((j) => {
         const service = serviceJobs.get(j.id)
         return service !== undefined && j.title === service.title && j.updated_at?.getTime() === Date.parse(String(service.updatedAt))
@@ -235,20 +188,10 @@ export const runDemo = (options: DemoOptions) =>
       yield* run({ mode: "backfill", accounts: [first!.accountId], restart: true })
 
       yield* step("history (SYNC_HISTORY=jobs,invoices): every version of a row, beside the current table")
-      const versionCounts = yield* sql<{ jobs: string; invoices: string }>`
-        SELECT (SELECT count(*) FROM jobs_history) AS jobs, (SELECT count(*) FROM invoices_history) AS invoices`
-      yield* say(`${count(Number(versionCounts[0]?.jobs ?? 0))} job versions and ${count(Number(versionCounts[0]?.invoices ?? 0))} invoice versions kept; the versions of one edited job:`)
-      // the times to the minute (UTC) and whole; at 80 columns the title is what gets cut
-      const versions = yield* sql<Record<string, unknown>>`
-        SELECT job_number AS job, title,
-          to_char(valid_from AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI') AS valid_from,
-          coalesce(to_char(valid_to AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI'), '') AS valid_to, coalesce(ended_by, '') AS ended_by
-        FROM jobs_history
-        WHERE account_id = ${first!.accountId} AND id = (
-          SELECT id FROM jobs_history WHERE account_id = ${first!.accountId} AND id IN ${sql.in(edited.ids)}
-          GROUP BY id ORDER BY count(*) DESC, id LIMIT 1)
-        ORDER BY valid_from`
-      yield* Console.log(versionsTable(versions))
+      const kept = yield* versionCounts
+      yield* say(`${count(kept.jobs)} job versions and ${count(kept.invoices)} invoice versions kept; the versions of one edited job:`)
+      // at 80 columns the title is what gets cut
+      yield* Console.log(versionsTable(yield* versionsOfMostEditedJob(first!.accountId, edited.ids)))
 
       yield* step(`${second!.name}'s admin disconnects the app in the marketplace (APP_DISCONNECT webhook to /webhooks)`)
       yield* admin.marketplaceDisconnect({ clientId, accountId: second!.accountId })
@@ -267,12 +210,9 @@ export const runDemo = (options: DemoOptions) =>
 
       yield* step("the warehouse: every stream")
       for (const stream of allStreams) {
-        const rows = yield* sql<{ live: string; deleted: string }>`
-          SELECT count(*) FILTER (WHERE deleted_at IS NULL) AS live, count(*) FILTER (WHERE deleted_at IS NOT NULL) AS deleted FROM ${sql(stream.table)}`
-        const children = yield* Effect.forEach(stream.children, (c) =>
-          Effect.map(sql<{ n: string }>`SELECT count(*) AS n FROM ${sql(c.table)} WHERE deleted_at IS NULL`, (r) => `${r[0]?.n ?? 0} ${c.table}`)
-        )
-        yield* Console.log(`${stream.table.padEnd(11)} ${String(rows[0]?.live ?? 0).padStart(6)} live, ${String(rows[0]?.deleted ?? 0).padStart(4)} deleted${children.length > 0 ? `; ${children.join(", ")}` : ""}`)
+        const rows = yield* streamRowCounts(stream)
+        const children = rows.children.map((c) => `${c.live} ${c.table}`)
+        yield* Console.log(`${stream.table.padEnd(11)} ${String(rows.live).padStart(6)} live, ${String(rows.deleted).padStart(4)} deleted${children.length > 0 ? `; ${children.join(", ")}` : ""}`)
       }
       yield* step("joins over the warehouse (the README's example queries)")
       for (const query of exampleQueries) {

@@ -1,5 +1,6 @@
-import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Effect, Schema } from "effect"
+import { rowsOrDie } from "../db/rows.js"
 import type { EmulatorAdmin } from "../emulator/EmulatorAdmin.js"
 import { sanitizeJson, sanitizeText } from "../sync/landing/sanitize.js"
 import type { AnyStream, Column } from "../sync/streams/Stream.js"
@@ -138,8 +139,14 @@ export const compareStream = (admin: EmulatorAdmin, stream: AnyStream, accountId
     }
     if (stream.customFields !== undefined) {
       const byParent = new Map<string, Array<string>>()
-      const fields = yield* sql<{ parent_id: string; field_key: string }>`
-        SELECT parent_id, field_key FROM custom_fields WHERE account_id = ${accountId} AND parent_type = ${stream.customFields} AND deleted_at IS NULL`
+      const fields = yield* rowsOrDie(
+        SqlSchema.findAll({
+          Request: Schema.String,
+          Result: Schema.Struct({ parent_id: Schema.String, field_key: Schema.String }),
+          execute: (parentType) => sql`
+            SELECT parent_id, field_key FROM custom_fields WHERE account_id = ${accountId} AND parent_type = ${parentType} AND deleted_at IS NULL`
+        })(stream.customFields)
+      )
       for (const f of fields) byParent.set(f.parent_id, [...(byParent.get(f.parent_id) ?? []), f.field_key])
       for (const [id, record] of service) {
         const want = ((record.customFields as ReadonlyArray<{ id?: string; label: string }> | undefined) ?? []).map((f) => f.id ?? f.label)

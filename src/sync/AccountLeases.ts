@@ -1,8 +1,9 @@
-import { SqlClient, type SqlConnection, type SqlError, type Statement } from "@effect/sql"
+import { SqlClient, type SqlConnection, type SqlError, SqlSchema, type Statement } from "@effect/sql"
 import { Config, Context, Deferred, Duration, Effect, FiberRef, Layer, Option, Queue, Ref, Schedule, Schema, Scope } from "effect"
 import { randomUUID } from "node:crypto"
 import { isConnectionLost, retryOnConnectionLoss } from "../db/connectionRetry.js"
 import { DatabaseTopology } from "../db/Database.js"
+import { rowsOrDie } from "../db/rows.js"
 import { AccountLockLost } from "./errors.js"
 
 /**
@@ -54,8 +55,15 @@ export const leaseEpoch = (accountId: string) => Effect.map(heldLease(accountId)
  */
 export const stillHeld = (sql: SqlClient.SqlClient, accountId: string, stream: string) =>
   Effect.flatMap(leaseFence(sql, accountId), (fence) =>
-    Effect.flatMap(sql<{ held: boolean }>`SELECT set_config('idle_in_transaction_session_timeout', '20s', true) IS NOT NULL AND ${fence} AS held`, (rows) =>
-      rows[0]?.held === true ? Effect.void : Effect.fail(new AccountLockLost({ accountId, stream }))
+    Effect.flatMap(
+      rowsOrDie(
+        SqlSchema.single({
+          Request: Schema.Void,
+          Result: Schema.Struct({ held: Schema.Boolean }),
+          execute: () => sql`SELECT set_config('idle_in_transaction_session_timeout', '20s', true) IS NOT NULL AND ${fence} AS held`
+        })(undefined)
+      ),
+      (row) => (row.held ? Effect.void : Effect.fail(new AccountLockLost({ accountId, stream })))
     )
   )
 

@@ -1,5 +1,6 @@
-import { SqlClient, type SqlError } from "@effect/sql"
-import { Effect } from "effect"
+import { SqlClient, type SqlError, SqlSchema } from "@effect/sql"
+import { Effect, Schema } from "effect"
+import { rowsOrDie } from "../../db/rows.js"
 import type { AnyStream } from "../streams/Stream.js"
 import { historyTablesOf } from "./HistorySetting.js"
 
@@ -19,12 +20,21 @@ export const applyHistory = (streams: ReadonlyArray<AnyStream>): Effect.Effect<H
     const sql = yield* SqlClient.SqlClient
     const wanted = new Map(streams.flatMap((s) => historyTablesOf(s).map((table) => [table, s.name] as const)))
     // a database an older version migrated (a test of a migration does this) has no history, nor asks for any
-    const [installed] = yield* sql<{ present: boolean }>`SELECT to_regclass('history_tables') IS NOT NULL AS present`
-    if (!installed!.present && wanted.size === 0) return { started: [], stopped: [] }
+    const installed = yield* rowsOrDie(
+      SqlSchema.single({
+        Request: Schema.Void,
+        Result: Schema.Struct({ present: Schema.Boolean }),
+        execute: () => sql`SELECT to_regclass('history_tables') IS NOT NULL AS present`
+      })(undefined)
+    )
+    if (!installed.present && wanted.size === 0) return { started: [], stopped: [] }
     const change = yield* sql.withTransaction(
       Effect.gen(function* () {
         yield* sql`SELECT pg_advisory_xact_lock(hashtext('account_sync.history'))`
-        const on = new Set((yield* sql<{ table_name: string }>`SELECT table_name FROM history_tables`).map((r) => r.table_name))
+        const tables = yield* rowsOrDie(
+          SqlSchema.findAll({ Request: Schema.Void, Result: Schema.Struct({ table_name: Schema.String }), execute: () => sql`SELECT table_name FROM history_tables` })(undefined)
+        )
+        const on = new Set(tables.map((r) => r.table_name))
         const started = [...wanted.keys()].filter((t) => !on.has(t))
         const stopped = [...on].filter((t) => !wanted.has(t))
         for (const table of started) yield* sql`SELECT history_enable(${table}, ${wanted.get(table)!})`

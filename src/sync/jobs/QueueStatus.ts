@@ -1,4 +1,4 @@
-import { SqlClient, type SqlError } from "@effect/sql"
+import { SqlClient, type SqlError, SqlSchema } from "@effect/sql"
 import { Context, Effect, Layer, Metric, Option, Schema } from "effect"
 import * as Metrics from "../../observability/metrics.js"
 import { listConnections } from "../../auth/Connections.js"
@@ -64,7 +64,16 @@ export const QueueStatusLive = Layer.effect(
     const streams = settings.streams.defaults.map((stream) => ({ stream, fullPassEvery: fullPassCadence(settings, stream) }))
     const decode = <A, I>(s: Schema.Schema<A, I>) => (rows: ReadonlyArray<unknown>) => rowsOrDie(Schema.decodeUnknown(Schema.Array(s))(rows))
 
-    const exists = Effect.map(sql<{ t: string | null }>`SELECT to_regclass(${`${schema}.job`})::text AS t`, (r) => r[0]?.t != null)
+    const exists = Effect.map(
+      rowsOrDie(
+        SqlSchema.single({
+          Request: Schema.String,
+          Result: Schema.Struct({ t: Schema.NullOr(Schema.String) }),
+          execute: (table) => sql`SELECT to_regclass(${table})::text AS t`
+        })(`${schema}.job`)
+      ),
+      (r) => r.t !== null
+    )
 
     const countsNow = Effect.gen(function* () {
       const rows = yield* Effect.flatMap(
@@ -85,7 +94,13 @@ export const QueueStatusLive = Layer.effect(
     const read = Effect.gen(function* () {
       if (!(yield* exists)) return Option.none<QueueView>()
       const kinds = yield* countsNow
-      const dead = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM ${sql(schema)}.job WHERE name = ${QueueNames.deadLetters} AND state IN ('created', 'retry')`
+      const dead = yield* rowsOrDie(
+        SqlSchema.single({
+          Request: Schema.Void,
+          Result: Schema.Struct({ n: Schema.Number }),
+          execute: () => sql`SELECT count(*)::int AS n FROM ${sql(schema)}.job WHERE name = ${QueueNames.deadLetters} AND state IN ('created', 'retry')`
+        })(undefined)
+      )
       const active = yield* Effect.flatMap(
         sql`SELECT singleton_key AS key, data->>'kind' AS kind, started_on FROM ${sql(schema)}.job WHERE name = ${QueueNames.accounts} AND state = 'active'`,
         decode(ActiveRow)
@@ -108,7 +123,7 @@ export const QueueStatusLive = Layer.effect(
           }
         })
         .sort((a, b) => a.nextDueAt.getTime() - b.nextDueAt.getTime())
-      return Option.some<QueueView>({ schema, kinds, deadLetters: dead[0]?.n ?? 0, accounts })
+      return Option.some<QueueView>({ schema, kinds, deadLetters: dead.n, accounts })
     })
 
     return QueueStatus.of({ read, counts })

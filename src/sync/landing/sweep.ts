@@ -1,11 +1,15 @@
-import type { SqlClient, Statement } from "@effect/sql"
+import { type SqlClient, SqlSchema, type Statement } from "@effect/sql"
+import { Schema } from "effect"
+import { rowsOrDie } from "../../db/rows.js"
 import type { AnyStream } from "../streams/Stream.js"
+
+const IdRow = Schema.Struct({ id: Schema.String })
 
 /**
  * The end-of-full-pass sweep: the account's live rows whose id is not among `seen` (a subquery of `id`: the ids the
- * pass saw, Checkpoints.seenIds) marked deleted. An anti-join on the seen ids' primary key.
+ * pass saw, Checkpoints.seenIds) marked deleted. An anti-join on the seen ids' primary key. Its rows are counted, not read.
  */
-export const sweepStatement = (sql: SqlClient.SqlClient, stream: AnyStream, accountId: string, seen: Statement.Fragment) => sql<{ readonly id: string }>`
+export const sweepStatement = (sql: SqlClient.SqlClient, stream: AnyStream, accountId: string, seen: Statement.Fragment) => sql`
   UPDATE ${sql(stream.table)} AS t SET deleted_at = now()
   WHERE t.account_id = ${accountId} AND t.deleted_at IS NULL
     AND NOT EXISTS (SELECT 1 FROM (${seen}) AS s WHERE s.id = t.id)
@@ -52,10 +56,16 @@ export const markDeletedStatements = (sql: SqlClient.SqlClient, stream: AnyStrea
   const idList = JSON.stringify(ids)
   const when = at.toISOString()
   return {
-    parents: sql<{ readonly id: string }>`
+    parents: rowsOrDie(
+      SqlSchema.findAll({
+        Request: Schema.Void,
+        Result: IdRow,
+        execute: () => sql`
   UPDATE ${sql(stream.table)} SET deleted_at = ${when}::timestamptz
   WHERE account_id = ${accountId} AND id IN (SELECT jsonb_array_elements_text(${idList}::jsonb)) AND deleted_at IS NULL
-  RETURNING id`,
+  RETURNING id`
+      })(undefined)
+    ),
     dependents: [
       ...stream.children.map(
         (child) => sql`
