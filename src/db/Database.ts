@@ -65,9 +65,8 @@ const openPool = (
           // of LLVM per page of jobs for a statement that runs in tens of milliseconds.
           // Custom plans always: a backfill grows a table from nothing to millions of rows within one session, and a
           // generic plan made while it was small (its statistics as they were, or none where autovacuum has not run)
-          // looked every page's stored rows up by reading the whole account: 0.3 s a page at 200,000 jobs, the
-          // backfill quadratic (landing 2,430 rows/s at 200,000 jobs against 10,865 with custom plans, and 11,572
-          // rather than about 5,500 at 100,000: planning each page costs less than what the generic plans lost)
+          // looks every page's stored rows up by reading the whole account, so the backfill goes quadratic (0.3 s a
+          // page at 200,000 jobs); planning each page costs less. Figures: docs/performance.md, "Postgres settings".
           options: `-c search_path=${schema} -c jit=off -c plan_cache_mode=force_custom_plan`
         })
         pool.on("error", () => {})

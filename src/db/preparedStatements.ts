@@ -5,8 +5,8 @@ import type pg from "pg"
 export interface PreparedStatementsShape {
   /**
    * Keeps `text` prepared on each connection: a statement sent for every page with the same text (a stream's page
-   * statement) is then parsed, analyzed and planned once per connection instead of once per page (measured on the
-   * jobs page statement: 3.25 -> 2.35 ms of backend CPU per page of 100 jobs). Returns the text.
+   * statement) is then parsed, analyzed and planned once per connection instead of once per page: about a quarter of
+   * the backend CPU of a page of jobs (docs/performance.md, "Postgres settings"). Returns the text.
    */
   readonly keep: (text: string) => string
   /** Whether kept texts are sent as named statements (false on a single-session database or when turned off). */

@@ -4,7 +4,7 @@ import { Config, Context, Duration, Layer } from "effect"
 export const EventSettingsConfig = Config.all({
   /** Accounts whose events are applied at once. */
   // one account at a time by default: the re-fetches of a change are small, and more at once take the CPU serve's
-  // webhook answers need on a small machine (2 cores, 200 deliveries/s: answer p99 48-71 ms at 1, 126 ms at 4; lag the same)
+  // webhook answers need on a small machine (answer p99 about twice as long at 4; docs/performance.md, "Change events")
   concurrency: Config.integer("EVENTS_CONCURRENCY").pipe(
     Config.withDefault(1),
     Config.validate({ message: "EVENTS_CONCURRENCY: expected a whole number of at least 1", validation: (n) => n >= 1 })
