@@ -39,6 +39,11 @@ export const zeroCounts: RunCounts = {
 export interface RunsShape {
   /** The run's row, with the epoch of the lease it runs under; fails when the lease moved. */
   readonly start: (accountId: string, stream: string, kind: PassKind) => Effect.Effect<number, SqlError.SqlError | AccountLockLost>
+  /**
+   * `start`'s INSERT as a statement to run inside another (returning the run's `id`, no row once the lease moved): a
+   * pass begins its checkpoint in the same round trip (Checkpoints.beginIncremental).
+   */
+  readonly startStatement: (accountId: string, stream: string, kind: PassKind) => Effect.Effect<Statement.Fragment>
   readonly finish: (runId: number, outcome: RunOutcome, counts: RunCounts, error?: string) => Effect.Effect<void, SqlError.SqlError>
   /** Counts so far, so `status` shows a run in progress (and a killed run keeps what it did). */
   readonly progress: (runId: number, counts: RunCounts) => Effect.Effect<void, SqlError.SqlError>
@@ -90,12 +95,12 @@ export const RunsLive = Layer.effect(
   Runs,
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
+    const insertStatement = (accountId: string, stream: string, kind: string) =>
+      Effect.map(Effect.zip(leaseFence(sql, accountId), leaseEpoch(accountId)), ([fence, epoch]) => sql`
+          INSERT INTO sync_runs (account_id, stream, kind, lease_epoch, heartbeat_at) SELECT ${accountId}, ${stream}, ${kind}, ${epoch}, now() WHERE ${fence} RETURNING id`)
     const insert = (accountId: string, stream: string, kind: string) =>
       Effect.gen(function* () {
-        const fence = yield* leaseFence(sql, accountId)
-        const epoch = yield* leaseEpoch(accountId)
-        const rows = yield* sql`
-          INSERT INTO sync_runs (account_id, stream, kind, lease_epoch, heartbeat_at) SELECT ${accountId}, ${stream}, ${kind}, ${epoch}, now() WHERE ${fence} RETURNING id`
+        const rows = yield* yield* insertStatement(accountId, stream, kind)
         const row = rows[0]
         if (row === undefined) return yield* new AccountLockLost({ accountId, stream })
         return (yield* Effect.orDie(Schema.decodeUnknown(IdRow)(row))).id
@@ -121,6 +126,7 @@ export const RunsLive = Layer.effect(
     return Runs.of(
       retryingOnConnectionLoss({
         start: (accountId: string, stream: string, kind: PassKind) => insert(accountId, stream, kind),
+        startStatement: insertStatement,
         progress: (runId: number, c: RunCounts) =>
           Effect.flatMap(runFence, (fence) => sql`
             UPDATE sync_runs SET pages = ${c.pages}, rows = ${c.rows}, rows_written = ${c.rowsWritten},

@@ -5,7 +5,7 @@ import type { AccountCredentials } from "../api/ServiceClient.js"
 import type { AccessTokenError } from "../auth/errors.js"
 import { DatabaseTopology } from "../db/Database.js"
 import * as Metrics from "../observability/metrics.js"
-import { Checkpoints } from "./Checkpoints.js"
+import { type BegunPass, Checkpoints } from "./Checkpoints.js"
 import type { AccountLockLost } from "./errors.js"
 import { Dependents } from "./Dependents.js"
 import { EventQueue } from "../events/EventQueue.js"
@@ -99,6 +99,8 @@ interface PassRun {
   readonly rules: PassRules
   readonly variables: Variables
   readonly runId: number
+  /** The pass begun with its run's row (an incremental pass), else begun by the pass's body. */
+  readonly begun: BegunPass | undefined
   readonly startedAtMs: number
   // read by the run's end, however the run ends
   readonly counts: Ref.Ref<RunCounts>
@@ -111,6 +113,12 @@ interface PassRun {
   readonly gate: PageGate
   /** The account's due change events applied now, if it is time to look (see betweenPages). */
   readonly eventsBetweenPages: Effect.Effect<void>
+}
+
+/** A run's row written, and its pass begun with it (an incremental pass) or not yet. */
+interface Started {
+  readonly runId: number
+  readonly begun: BegunPass | undefined
 }
 
 /** What landing the batches carries from one to the next: the pass, and when the counts were last written. */
@@ -205,7 +213,7 @@ export const StreamRunLive = Layer.effect(
       })
 
     /** What the parts of a run share: its row, its counts, what the progress display shows. */
-    const passRun = (request: StreamRunRequest, decision: PassToMake, runId: number, startedAtMs: number) =>
+    const passRun = (request: StreamRunRequest, decision: PassToMake, { runId, begun }: Started, startedAtMs: number) =>
       Effect.gen(function* () {
         const { accountId } = request.credentials
         const kind = passKindOf(decision)
@@ -240,6 +248,7 @@ export const StreamRunLive = Layer.effect(
           rules: passRules(decision, request.stream.updatedAt),
           variables: decision._tag === "Incremental" ? decision.pass.variables : request.stream.fullPass,
           runId,
+          begun,
           startedAtMs,
           counts: yield* Ref.make<RunCounts>(zeroCounts),
           resumed: yield* Ref.make(false),
@@ -266,13 +275,12 @@ export const StreamRunLive = Layer.effect(
         stream: p.request.stream,
         // the rows read again to join are landed again too (unchanged, they are not rewritten)
         pages: landing,
-        pass,
+        // the batch that ends an incremental pass ends it in its own statement (the mark moves with it)
+        pass: ends === "with-batch" ? { ...pass, endsIncremental: true } : pass,
         fetchedAt: new Date(Math.min(...landing.map((page) => page.fetchedAtMs)))
       }
-      // the batch that ends an incremental pass ends it in its own transaction (the mark moves with it)
-      const endsPass = ends === "with-batch" ? checkpoints.finishIncremental(accountId, p.request.stream.name, pass.highWaterMark) : undefined
       return warehouse
-        .land(batch, endsPass)
+        .land(batch)
         .pipe(
           // the bodies are not read again once their rows have landed
           Effect.tap(() => Effect.sync(() => landing.forEach((page) => page.body !== undefined && releaseBytes(page.body)))),
@@ -324,7 +332,7 @@ export const StreamRunLive = Layer.effect(
     const passBody = (p: PassRun) =>
       Effect.gen(function* () {
         const { credentials, stream, mode, restart } = p.request
-        const begun = yield* checkpoints.begin(p.accountId, stream, p.kind, { restart: restart && mode === "backfill" })
+        const begun = p.begun ?? (yield* checkpoints.begin(p.accountId, stream, p.kind, { restart: restart && mode === "backfill" }))
         yield* Ref.set(p.resumed, begun.resumed)
         if (begun.resumed) yield* Effect.logInfo(`resuming the full pass from its checkpoint (row ${begun.checkpoint.position})`)
         // one cheap query (first: 1 and totalCount); without it the display shows rows landed and no total
@@ -386,9 +394,10 @@ export const StreamRunLive = Layer.effect(
             )
 
     /** The pass made, recorded and reported: whatever happens in it, the run has an outcome. */
-    const runPass = (request: StreamRunRequest, decision: PassToMake, runId: number, startedAtMs: number) =>
+    const runPass = (request: StreamRunRequest, decision: PassToMake, started: Started, startedAtMs: number) =>
       Effect.gen(function* () {
-        const p = yield* passRun(request, decision, runId, startedAtMs)
+        const p = yield* passRun(request, decision, started, startedAtMs)
+        const { runId } = started
         const exit = yield* passBody(p).pipe(withHeartbeat(runId), Effect.annotateLogs({ runId }), Effect.onExit(recordRun(p)), Effect.exit)
         const classified = classify(exit)
         const report: StreamReport = {
@@ -411,8 +420,14 @@ export const StreamRunLive = Layer.effect(
         if (Either.isLeft(decided)) return yield* notStarted(request, mode === "backfill" ? "full" : "incremental", decided.left, startedAtMs)
         const decision = decided.right
         if (decision._tag === "UpToDate") return upToDate(stream, decision)
-        const started = yield* Effect.either(runs.start(credentials.accountId, stream.name, passKindOf(decision)))
-        if (Either.isLeft(started)) return yield* notStarted(request, passKindOf(decision), started.left, startedAtMs)
+        const kind = passKindOf(decision)
+        // an incremental pass has nothing to resume: its checkpoint is begun with its run's row, in one statement
+        const start: Effect.Effect<Started, SqlError.SqlError | AccountLockLost> =
+          kind === "incremental"
+            ? Effect.flatMap(runs.startStatement(credentials.accountId, stream.name, kind), (run) => checkpoints.beginIncremental(credentials.accountId, stream, run))
+            : Effect.map(runs.start(credentials.accountId, stream.name, kind), (runId) => ({ runId, begun: undefined }))
+        const started = yield* Effect.either(start)
+        if (Either.isLeft(started)) return yield* notStarted(request, kind, started.left, startedAtMs)
         return yield* runPass(request, decision, started.right, startedAtMs)
       }).pipe(
         Effect.annotateLogs({ stream: request.stream.name }),
