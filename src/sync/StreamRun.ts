@@ -65,6 +65,8 @@ export interface DecisionInputs {
 export interface StreamRunResult {
   readonly report: StreamReport
   readonly classified: Classified
+  /** The pass asked for another stream's full pass (rows linked to records it found changed could not be read again). */
+  readonly askedFullPass?: boolean
 }
 
 /** One stream of one account: plan the pass, page, land each batch with its checkpoint, record the run. */
@@ -105,6 +107,7 @@ interface PassRun {
   // read by the run's end, however the run ends
   readonly counts: Ref.Ref<RunCounts>
   readonly resumed: Ref.Ref<boolean>
+  readonly askedFullPass: Ref.Ref<boolean>
   readonly shown: Ref.Ref<Shown>
   /** The counts with the cost budget's use since the run began. */
   readonly withBudget: (c: RunCounts) => Effect.Effect<RunCounts>
@@ -252,6 +255,7 @@ export const StreamRunLive = Layer.effect(
           startedAtMs,
           counts: yield* Ref.make<RunCounts>(zeroCounts),
           resumed: yield* Ref.make(false),
+          askedFullPass: yield* Ref.make(false),
           shown,
           withBudget: (c: RunCounts) =>
             Effect.map(budget.stats(accountId), (after) => ({
@@ -317,9 +321,12 @@ export const StreamRunLive = Layer.effect(
         if (step.changed.length > 0 && p.rules.since !== undefined) {
           const reads = yield* dependents.read(p.request.credentials, p.request.stream, step.changed, p.rules.since)
           yield* dependents.land(p.accountId, reads, new Date(yield* Clock.currentTimeMillis))
+          // Dependents.land asks for a full pass of a stream whose rows it could not read again
+          if (reads.some((r) => r.unreachable.length > 0)) yield* Ref.set(p.askedFullPass, true)
         }
         const c = yield* landPages(p, step)
-        yield* p.eventsBetweenPages
+        // after the pass's last batch there is no next page to wait for: its events are the events job's, as the lease frees
+        if (!step.finishes) yield* p.eventsBetweenPages
         const landedAt = yield* Clock.currentTimeMillis
         // the batch that ends an incremental pass leaves its counts to the run's end, written right after it
         const writeCounts = step.ends !== "with-batch" && landedAt - progressWrittenAt >= progressEveryMs
@@ -409,7 +416,7 @@ export const StreamRunLive = Layer.effect(
           durationMs: (yield* Clock.currentTimeMillis) - startedAtMs,
           ...(classified.error ? { error: classified.error } : {})
         }
-        return { report, classified } satisfies StreamRunResult
+        return { report, classified, askedFullPass: yield* Ref.get(p.askedFullPass) } satisfies StreamRunResult
       })
 
     const run = (request: StreamRunRequest) =>
