@@ -79,7 +79,10 @@ export class StreamRun extends Context.Tag("account-sync/StreamRun")<
   }
 >() {}
 
-/** Ms between two writes of a run's counts to `sync_runs` while it goes (its end writes the final counts). */
+/**
+ * Ms between two writes of a run's counts to `sync_runs` while it goes, on a single-session database (elsewhere its
+ * heartbeat writes them, `runHeartbeatEvery`); its end writes the final counts.
+ */
 const progressEveryMs = 1000
 /** The wall clock, for what is measured against the database's clock rather than the program's (the run's heartbeat). */
 const realClock = Clock.make()
@@ -328,8 +331,8 @@ export const StreamRunLive = Layer.effect(
         // after the pass's last batch there is no next page to wait for: its events are the events job's, as the lease frees
         if (!step.finishes) yield* p.eventsBetweenPages
         const landedAt = yield* Clock.currentTimeMillis
-        // the batch that ends an incremental pass leaves its counts to the run's end, written right after it
-        const writeCounts = step.ends !== "with-batch" && landedAt - progressWrittenAt >= progressEveryMs
+        // the heartbeat writes the counts where there is one; the batch that ends a pass leaves them to the run's end
+        const writeCounts = singleSession && !step.finishes && landedAt - progressWrittenAt >= progressEveryMs
         if (writeCounts) yield* runs.progress(p.runId, c)
         yield* p.show(c)
         return [{ pass: step.state, progressWrittenAt: writeCounts ? landedAt : progressWrittenAt }, step] as const
@@ -382,11 +385,12 @@ export const StreamRunLive = Layer.effect(
       })
 
     /**
-     * While the pass runs, its row says its process is alive (`status` shows a row whose beats stopped as interrupted).
+     * While the pass runs, its row says its process is alive (`status` shows a row whose beats stopped as interrupted),
+     * with its counts so far: one write per beat for a fleet of passes, not one per page.
      * Not on a single-session database: a beat must not land inside a page's open transaction, and one process owns it.
      */
     const withHeartbeat =
-      (runId: number) =>
+      (p: PassRun) =>
       <A, E, R>(pass: Effect.Effect<A, E, R>) =>
         singleSession
           ? pass
@@ -394,7 +398,7 @@ export const StreamRunLive = Layer.effect(
               Effect.zipRight(
                 // on the real clock: the beat is compared with the database's now(), and a test's clock must not see its sleeps
                 Effect.forkScoped(
-                  Effect.withClock(Effect.forever(Effect.delay(runs.beat(runId).pipe(Effect.timeout("10 seconds"), Effect.ignore), runHeartbeatEvery)), realClock)
+                  Effect.withClock(Effect.forever(Effect.delay(Effect.flatMap(snapshot(p), (c) => runs.beat(p.runId, c)).pipe(Effect.timeout("10 seconds"), Effect.ignore), runHeartbeatEvery)), realClock)
                 ),
                 pass
               )
@@ -405,7 +409,7 @@ export const StreamRunLive = Layer.effect(
       Effect.gen(function* () {
         const p = yield* passRun(request, decision, started, startedAtMs)
         const { runId } = started
-        const exit = yield* passBody(p).pipe(withHeartbeat(runId), Effect.annotateLogs({ runId }), Effect.onExit(recordRun(p)), Effect.exit)
+        const exit = yield* passBody(p).pipe(withHeartbeat(p), Effect.annotateLogs({ runId }), Effect.onExit(recordRun(p)), Effect.exit)
         const classified = classify(exit)
         const report: StreamReport = {
           stream: request.stream.name,
