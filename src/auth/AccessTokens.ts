@@ -39,11 +39,12 @@ type Trigger = { readonly _tag: "Stale"; readonly version: number } | { readonly
 
 /**
  * How long a usable token is served from memory before the connection's status and the store are read again (a
- * sync asks for the token before every page: two statements and a decryption per page otherwise). A connection
- * revoked or disconnected elsewhere is therefore noticed within this time, or at once when the service rejects the
- * token (401: refreshAfterRejection drops the entry and goes to the database).
+ * sync asks for the token before every page: two statements and a decryption per page otherwise, per account of a
+ * fleet). A connection revoked or disconnected elsewhere is therefore noticed within this time (a run's heartbeat
+ * period), or at once when the service rejects the token (401: refreshAfterRejection drops the entry and goes to the
+ * database), which is how a revocation at the service stops the account.
  */
-export const recheckAfterMs = 1000
+export const recheckAfterMs = 15_000
 
 /**
  * A refresh's answer not yet stored: the service has already replaced the refresh token it was given, so the new one

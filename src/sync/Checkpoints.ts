@@ -21,6 +21,8 @@ export interface PassProgress {
   readonly shifted: boolean
   /** The batch's high-water mark (PassState.batchHighWater), service time; capped by `passMark`. */
   readonly highWaterMark: string | null
+  /** The batch ends its incremental pass: the page statement ends it (`finishIncremental`'s writes), in one round trip. */
+  readonly endsIncremental?: boolean
 }
 
 /**
@@ -34,9 +36,16 @@ const passMark = {
   incremental: (sql: SqlClient.SqlClient, mark: string | null) => sql`GREATEST(high_water_mark, LEAST(${mark}::timestamptz, pass_started_at))`
 }
 
+/** What the end of an incremental pass sets: the mark moved (`passMark`), the pass's start recorded as its last incremental pass. */
+const incrementalEnd = (sql: SqlClient.SqlClient, highWaterMark: string | null) => sql`
+  pass_kind = NULL, position = NULL, anchors = NULL, shifted = false,
+  high_water_mark = ${passMark.incremental(sql, highWaterMark)},
+  last_incremental_pass_at = pass_started_at, data_current_at = GREATEST(data_current_at, pass_started_at), updated_at = now()`
+
 /**
  * `pass`, the page statement's checkpoint step: the checkpoint of the pass in progress moves to the batch's position
- * and anchors (and, in a full pass, the mark to the batch's, `passMark`). It matches only while a pass of this kind is
+ * and anchors (and, in a full pass, the mark to the batch's, `passMark`), or the batch that ends an incremental pass
+ * ends it (`incrementalEnd`). It matches only while a pass of this kind is
  * in progress, and every other step depends on it: a page of a pass that ended is a retry of a page whose COMMIT went
  * through but whose acknowledgement was lost; it landed already. Rows landed outside a pass always land; `pass` then
  * says whether the stream's pass in progress records seen ids.
@@ -48,7 +57,12 @@ export const checkpointStep: LandingStep = {
       ? sql`SELECT tracks_seen FROM sync_checkpoints WHERE account_id = ${v.accountId} AND stream = ${v.stream.name} AND (SELECT held FROM lease)
           UNION ALL SELECT false WHERE NOT EXISTS (SELECT 1 FROM sync_checkpoints WHERE account_id = ${v.accountId} AND stream = ${v.stream.name})
             AND (SELECT held FROM lease)`
-      : sql`
+      : v.pass.kind === "incremental" && v.pass.endsIncremental === true
+        ? sql`
+    UPDATE sync_checkpoints SET ${incrementalEnd(sql, v.pass.highWaterMark)}
+    WHERE account_id = ${v.accountId} AND stream = ${v.stream.name} AND pass_kind = 'incremental' AND (SELECT held FROM lease)
+    RETURNING tracks_seen`
+        : sql`
     UPDATE sync_checkpoints SET
       partition = ${v.pass.partition},
       position = ${v.pass.position},
@@ -166,6 +180,15 @@ export class Checkpoints extends Context.Tag("account-sync/Checkpoints")<
       kind: PassKind,
       options?: { readonly restart?: boolean }
     ) => Effect.Effect<BegunPass, SqlError.SqlError | AccountLockLost>
+    /**
+     * `begin` of an incremental pass and the INSERT of its run's row (`run`, Runs.startStatement) in one statement:
+     * the checkpoint is begun only where the run's row was written (its lease held). Returns the run's id.
+     */
+    readonly beginIncremental: (
+      accountId: string,
+      stream: AnyStream,
+      run: Statement.Fragment
+    ) => Effect.Effect<{ readonly runId: number; readonly begun: BegunPass }, SqlError.SqlError | AccountLockLost>
     /** How many distinct rows the full pass in progress landed (its seen ids, or the live rows when it records none). */
     readonly seenCount: (accountId: string, stream: AnyStream) => Effect.Effect<number, SqlError.SqlError>
     /** The seen ids start over, recorded from now on: a listing of the connection replaces what the pass saw. */
@@ -267,12 +290,11 @@ export const CheckpointsLive = Layer.effect(
         FROM sync_checkpoints c WHERE c.account_id = ${accountId} AND c.stream = ${stream}`
     })
 
-    /** The pass of `kind` started in the checkpoint (where `fence` holds): the checkpoint as it is now, or none. */
-    const startPass = (accountId: string, stream: AnyStream, kind: PassKind, fence: Statement.Fragment) =>
-      Effect.gen(function* () {
-        const tracksSeen =
-          kind === "full" ? sql`EXISTS (SELECT 1 FROM ${sql(stream.table)} WHERE account_id = ${accountId} AND deleted_at IS NULL)` : sql`false`
-        const upserted = yield* sql`
+    /** The statement that starts a pass of `kind` in the checkpoint where `fence` holds, returning the checkpoint. */
+    const startStatement = (accountId: string, stream: AnyStream, kind: PassKind, fence: Statement.Fragment) => {
+      const tracksSeen =
+        kind === "full" ? sql`EXISTS (SELECT 1 FROM ${sql(stream.table)} WHERE account_id = ${accountId} AND deleted_at IS NULL)` : sql`false`
+      return sql`
           INSERT INTO sync_checkpoints (account_id, stream, pass_kind, partition, position, anchors, shifted, pass_started_at, tracks_seen, updated_at)
           SELECT ${accountId}, ${stream.name}, ${kind}, 0, 0, NULL, false, now(), ${tracksSeen}, now() WHERE ${fence}
           ON CONFLICT (account_id, stream) DO UPDATE SET
@@ -280,7 +302,24 @@ export const CheckpointsLive = Layer.effect(
             tracks_seen = EXCLUDED.tracks_seen, updated_at = now()
           RETURNING pass_kind, partition, position, anchors, shifted, tracks_seen, pass_started_at, high_water_mark, last_full_pass_at,
             full_pass_requested_at, last_incremental_pass_at`
+    }
+
+    /** The pass of `kind` started in the checkpoint (where `fence` holds): the checkpoint as it is now, or none. */
+    const startPass = (accountId: string, stream: AnyStream, kind: PassKind, fence: Statement.Fragment) =>
+      Effect.gen(function* () {
+        const upserted = yield* startStatement(accountId, stream, kind, fence)
         return upserted.length === 0 ? Option.none() : Option.some(toCheckpoint(yield* rowsOrDie(Schema.decodeUnknown(CheckpointRow)(upserted[0]))))
+      })
+
+    const StartedRow = Schema.extend(CheckpointRow, Schema.Struct({ run_id: Schema.Union(Schema.Number, Schema.NumberFromString) }))
+    const beginIncremental = (accountId: string, stream: AnyStream, run: Statement.Fragment) =>
+      Effect.gen(function* () {
+        const rows = yield* sql`
+          WITH run AS (${run}), checkpoint AS (${startStatement(accountId, stream, "incremental", sql`EXISTS (SELECT 1 FROM run)`)})
+          SELECT run.id AS run_id, checkpoint.* FROM run CROSS JOIN checkpoint`
+        if (rows[0] === undefined) return yield* new AccountLockLost({ accountId, stream: stream.name })
+        const row = yield* rowsOrDie(Schema.decodeUnknown(StartedRow)(rows[0]))
+        return { runId: row.run_id, begun: { resumed: false, checkpoint: toCheckpoint(row) } satisfies BegunPass }
       })
 
     const begin = (accountId: string, stream: AnyStream, kind: PassKind, options?: { readonly restart?: boolean }) =>
@@ -310,11 +349,7 @@ export const CheckpointsLive = Layer.effect(
       Effect.map(rowsOrDie(countSeen({ accountId, stream: stream.name, table: stream.table })), (row) => row.n)
 
     const finishIncremental = (accountId: string, stream: string, highWaterMark: string | null) =>
-      Effect.asVoid(sql`
-        UPDATE sync_checkpoints SET pass_kind = NULL, position = NULL, anchors = NULL, shifted = false,
-          high_water_mark = ${passMark.incremental(sql, highWaterMark)},
-          last_incremental_pass_at = pass_started_at, data_current_at = GREATEST(data_current_at, pass_started_at), updated_at = now()
-        WHERE account_id = ${accountId} AND stream = ${stream}`)
+      Effect.asVoid(sql`UPDATE sync_checkpoints SET ${incrementalEnd(sql, highWaterMark)} WHERE account_id = ${accountId} AND stream = ${stream}`)
 
     const fullPassInProgress = SqlSchema.findOne({
       Request: Schema.Struct({ accountId: Schema.String, stream: Schema.String }),
@@ -374,6 +409,7 @@ export const CheckpointsLive = Layer.effect(
         forAccount: (accountId: string) => forAccount(accountId),
         all,
         begin: (accountId: string, stream: AnyStream, kind: PassKind, options?: { readonly restart?: boolean }) => begin(accountId, stream, kind, options),
+        beginIncremental: (accountId: string, stream: AnyStream, run: Statement.Fragment) => beginIncremental(accountId, stream, run),
         seenCount,
         // under a lease, each write checks it (leaseFence) and writes nothing once it moved to another holder
         restartSeen: (accountId: string, stream: string) =>

@@ -39,6 +39,11 @@ export const zeroCounts: RunCounts = {
 export interface RunsShape {
   /** The run's row, with the epoch of the lease it runs under; fails when the lease moved. */
   readonly start: (accountId: string, stream: string, kind: PassKind) => Effect.Effect<number, SqlError.SqlError | AccountLockLost>
+  /**
+   * `start`'s INSERT as a statement to run inside another (returning the run's `id`, no row once the lease moved): a
+   * pass begins its checkpoint in the same round trip (Checkpoints.beginIncremental).
+   */
+  readonly startStatement: (accountId: string, stream: string, kind: PassKind) => Effect.Effect<Statement.Fragment>
   readonly finish: (runId: number, outcome: RunOutcome, counts: RunCounts, error?: string) => Effect.Effect<void, SqlError.SqlError>
   /** Counts so far, so `status` shows a run in progress (and a killed run keeps what it did). */
   readonly progress: (runId: number, counts: RunCounts) => Effect.Effect<void, SqlError.SqlError>
@@ -51,8 +56,8 @@ export interface RunsShape {
    * a holder that died or lost the account: they become `interrupted`. A run of the current epoch is never touched.
    */
   readonly closeAbandoned: (accountId: string) => Effect.Effect<number, SqlError.SqlError>
-  /** The run's process is alive: its heartbeat (every `runHeartbeatEvery` while it runs). */
-  readonly beat: (runId: number) => Effect.Effect<void, SqlError.SqlError>
+  /** The run's process is alive: its heartbeat (every `runHeartbeatEvery` while it runs), with its counts so far. */
+  readonly beat: (runId: number, counts: RunCounts) => Effect.Effect<void, SqlError.SqlError>
 }
 
 /** How often a running run's process writes its heartbeat. */
@@ -90,12 +95,12 @@ export const RunsLive = Layer.effect(
   Runs,
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
+    const insertStatement = (accountId: string, stream: string, kind: string) =>
+      Effect.map(Effect.zip(leaseFence(sql, accountId), leaseEpoch(accountId)), ([fence, epoch]) => sql`
+          INSERT INTO sync_runs (account_id, stream, kind, lease_epoch, heartbeat_at) SELECT ${accountId}, ${stream}, ${kind}, ${epoch}, now() WHERE ${fence} RETURNING id`)
     const insert = (accountId: string, stream: string, kind: string) =>
       Effect.gen(function* () {
-        const fence = yield* leaseFence(sql, accountId)
-        const epoch = yield* leaseEpoch(accountId)
-        const rows = yield* sql`
-          INSERT INTO sync_runs (account_id, stream, kind, lease_epoch, heartbeat_at) SELECT ${accountId}, ${stream}, ${kind}, ${epoch}, now() WHERE ${fence} RETURNING id`
+        const rows = yield* yield* insertStatement(accountId, stream, kind)
         const row = rows[0]
         if (row === undefined) return yield* new AccountLockLost({ accountId, stream })
         return (yield* Effect.orDie(Schema.decodeUnknown(IdRow)(row))).id
@@ -111,6 +116,11 @@ export const RunsLive = Layer.effect(
           RETURNING id`
         return rows.length
       })
+    /** A running run's counts so far (its end writes the rest). */
+    const countsSoFar = (c: RunCounts) => sql`
+      pages = ${c.pages}, rows = ${c.rows}, rows_written = ${c.rowsWritten},
+      cost_points = ${Math.round(c.costPoints)}, throttle_wait_ms = ${Math.round(c.throttleWaitMs)}, throttled = ${c.throttled},
+      overhead_points = ${Math.round(c.overheadPoints)}`
     /** The fence of a write to a run's row: the lease the fiber holds (a run's fiber holds its account's). */
     const runFence = Effect.map(FiberRef.get(currentAccountLease), (held) =>
       Option.match(held, {
@@ -121,12 +131,9 @@ export const RunsLive = Layer.effect(
     return Runs.of(
       retryingOnConnectionLoss({
         start: (accountId: string, stream: string, kind: PassKind) => insert(accountId, stream, kind),
+        startStatement: insertStatement,
         progress: (runId: number, c: RunCounts) =>
-          Effect.flatMap(runFence, (fence) => sql`
-            UPDATE sync_runs SET pages = ${c.pages}, rows = ${c.rows}, rows_written = ${c.rowsWritten},
-              cost_points = ${Math.round(c.costPoints)}, throttle_wait_ms = ${Math.round(c.throttleWaitMs)}, throttled = ${c.throttled},
-              overhead_points = ${Math.round(c.overheadPoints)}
-            WHERE id = ${runId} AND ${fence}`).pipe(Effect.asVoid),
+          Effect.flatMap(runFence, (fence) => sql`UPDATE sync_runs SET ${countsSoFar(c)} WHERE id = ${runId} AND ${fence}`).pipe(Effect.asVoid),
         finish: (runId: number, outcome: RunOutcome, c: RunCounts, error?: string) =>
           Effect.flatMap(runFence, (fence) => sql`
             UPDATE sync_runs SET finished_at = now(), outcome = ${outcome}, pages = ${c.pages}, rows = ${c.rows},
@@ -143,8 +150,9 @@ export const RunsLive = Layer.effect(
             INSERT INTO sync_runs (account_id, stream, kind, finished_at, outcome, error, lease_epoch)
             SELECT ${accountId}, ${stream}, ${kind}, now(), 'failed', ${error}, ${epoch} WHERE ${fence}`).pipe(Effect.asVoid),
         closeAbandoned: close,
-        beat: (runId: number) =>
-          Effect.flatMap(runFence, (fence) => sql`UPDATE sync_runs SET heartbeat_at = now() WHERE id = ${runId} AND outcome = 'running' AND ${fence}`).pipe(Effect.asVoid)
+        beat: (runId: number, c: RunCounts) =>
+          Effect.flatMap(runFence, (fence) => sql`
+            UPDATE sync_runs SET heartbeat_at = now(), ${countsSoFar(c)} WHERE id = ${runId} AND outcome = 'running' AND ${fence}`).pipe(Effect.asVoid)
       })
     )
   })

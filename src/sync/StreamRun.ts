@@ -5,7 +5,7 @@ import type { AccountCredentials } from "../api/ServiceClient.js"
 import type { AccessTokenError } from "../auth/errors.js"
 import { DatabaseTopology } from "../db/Database.js"
 import * as Metrics from "../observability/metrics.js"
-import { Checkpoints } from "./Checkpoints.js"
+import { type BegunPass, Checkpoints } from "./Checkpoints.js"
 import type { AccountLockLost } from "./errors.js"
 import { Dependents } from "./Dependents.js"
 import { EventQueue } from "../events/EventQueue.js"
@@ -65,6 +65,8 @@ export interface DecisionInputs {
 export interface StreamRunResult {
   readonly report: StreamReport
   readonly classified: Classified
+  /** The pass asked for another stream's full pass (rows linked to records it found changed could not be read again). */
+  readonly askedFullPass?: boolean
 }
 
 /** One stream of one account: plan the pass, page, land each batch with its checkpoint, record the run. */
@@ -77,7 +79,10 @@ export class StreamRun extends Context.Tag("account-sync/StreamRun")<
   }
 >() {}
 
-/** Ms between two writes of a run's counts to `sync_runs` while it goes (its end writes the final counts). */
+/**
+ * Ms between two writes of a run's counts to `sync_runs` while it goes, on a single-session database (elsewhere its
+ * heartbeat writes them, `runHeartbeatEvery`); its end writes the final counts.
+ */
 const progressEveryMs = 1000
 /** The wall clock, for what is measured against the database's clock rather than the program's (the run's heartbeat). */
 const realClock = Clock.make()
@@ -99,10 +104,13 @@ interface PassRun {
   readonly rules: PassRules
   readonly variables: Variables
   readonly runId: number
+  /** The pass begun with its run's row (an incremental pass), else begun by the pass's body. */
+  readonly begun: BegunPass | undefined
   readonly startedAtMs: number
   // read by the run's end, however the run ends
   readonly counts: Ref.Ref<RunCounts>
   readonly resumed: Ref.Ref<boolean>
+  readonly askedFullPass: Ref.Ref<boolean>
   readonly shown: Ref.Ref<Shown>
   /** The counts with the cost budget's use since the run began. */
   readonly withBudget: (c: RunCounts) => Effect.Effect<RunCounts>
@@ -111,6 +119,12 @@ interface PassRun {
   readonly gate: PageGate
   /** The account's due change events applied now, if it is time to look (see betweenPages). */
   readonly eventsBetweenPages: Effect.Effect<void>
+}
+
+/** A run's row written, and its pass begun with it (an incremental pass) or not yet. */
+interface Started {
+  readonly runId: number
+  readonly begun: BegunPass | undefined
 }
 
 /** What landing the batches carries from one to the next: the pass, and when the counts were last written. */
@@ -205,7 +219,7 @@ export const StreamRunLive = Layer.effect(
       })
 
     /** What the parts of a run share: its row, its counts, what the progress display shows. */
-    const passRun = (request: StreamRunRequest, decision: PassToMake, runId: number, startedAtMs: number) =>
+    const passRun = (request: StreamRunRequest, decision: PassToMake, { runId, begun }: Started, startedAtMs: number) =>
       Effect.gen(function* () {
         const { accountId } = request.credentials
         const kind = passKindOf(decision)
@@ -240,9 +254,11 @@ export const StreamRunLive = Layer.effect(
           rules: passRules(decision, request.stream.updatedAt),
           variables: decision._tag === "Incremental" ? decision.pass.variables : request.stream.fullPass,
           runId,
+          begun,
           startedAtMs,
           counts: yield* Ref.make<RunCounts>(zeroCounts),
           resumed: yield* Ref.make(false),
+          askedFullPass: yield* Ref.make(false),
           shown,
           withBudget: (c: RunCounts) =>
             Effect.map(budget.stats(accountId), (after) => ({
@@ -266,13 +282,12 @@ export const StreamRunLive = Layer.effect(
         stream: p.request.stream,
         // the rows read again to join are landed again too (unchanged, they are not rewritten)
         pages: landing,
-        pass,
+        // the batch that ends an incremental pass ends it in its own statement (the mark moves with it)
+        pass: ends === "with-batch" ? { ...pass, endsIncremental: true } : pass,
         fetchedAt: new Date(Math.min(...landing.map((page) => page.fetchedAtMs)))
       }
-      // the batch that ends an incremental pass ends it in its own transaction (the mark moves with it)
-      const endsPass = ends === "with-batch" ? checkpoints.finishIncremental(accountId, p.request.stream.name, pass.highWaterMark) : undefined
       return warehouse
-        .land(batch, endsPass)
+        .land(batch)
         .pipe(
           // the bodies are not read again once their rows have landed
           Effect.tap(() => Effect.sync(() => landing.forEach((page) => page.body !== undefined && releaseBytes(page.body)))),
@@ -309,12 +324,15 @@ export const StreamRunLive = Layer.effect(
         if (step.changed.length > 0 && p.rules.since !== undefined) {
           const reads = yield* dependents.read(p.request.credentials, p.request.stream, step.changed, p.rules.since)
           yield* dependents.land(p.accountId, reads, new Date(yield* Clock.currentTimeMillis))
+          // Dependents.land asks for a full pass of a stream whose rows it could not read again
+          if (reads.some((r) => r.unreachable.length > 0)) yield* Ref.set(p.askedFullPass, true)
         }
         const c = yield* landPages(p, step)
-        yield* p.eventsBetweenPages
+        // after the pass's last batch there is no next page to wait for: its events are the events job's, as the lease frees
+        if (!step.finishes) yield* p.eventsBetweenPages
         const landedAt = yield* Clock.currentTimeMillis
-        // the batch that ends an incremental pass leaves its counts to the run's end, written right after it
-        const writeCounts = step.ends !== "with-batch" && landedAt - progressWrittenAt >= progressEveryMs
+        // the heartbeat writes the counts where there is one; the batch that ends a pass leaves them to the run's end
+        const writeCounts = singleSession && !step.finishes && landedAt - progressWrittenAt >= progressEveryMs
         if (writeCounts) yield* runs.progress(p.runId, c)
         yield* p.show(c)
         return [{ pass: step.state, progressWrittenAt: writeCounts ? landedAt : progressWrittenAt }, step] as const
@@ -324,7 +342,7 @@ export const StreamRunLive = Layer.effect(
     const passBody = (p: PassRun) =>
       Effect.gen(function* () {
         const { credentials, stream, mode, restart } = p.request
-        const begun = yield* checkpoints.begin(p.accountId, stream, p.kind, { restart: restart && mode === "backfill" })
+        const begun = p.begun ?? (yield* checkpoints.begin(p.accountId, stream, p.kind, { restart: restart && mode === "backfill" }))
         yield* Ref.set(p.resumed, begun.resumed)
         if (begun.resumed) yield* Effect.logInfo(`resuming the full pass from its checkpoint (row ${begun.checkpoint.position})`)
         // one cheap query (first: 1 and totalCount); without it the display shows rows landed and no total
@@ -367,11 +385,12 @@ export const StreamRunLive = Layer.effect(
       })
 
     /**
-     * While the pass runs, its row says its process is alive (`status` shows a row whose beats stopped as interrupted).
+     * While the pass runs, its row says its process is alive (`status` shows a row whose beats stopped as interrupted),
+     * with its counts so far: one write per beat for a fleet of passes, not one per page.
      * Not on a single-session database: a beat must not land inside a page's open transaction, and one process owns it.
      */
     const withHeartbeat =
-      (runId: number) =>
+      (p: PassRun) =>
       <A, E, R>(pass: Effect.Effect<A, E, R>) =>
         singleSession
           ? pass
@@ -379,17 +398,18 @@ export const StreamRunLive = Layer.effect(
               Effect.zipRight(
                 // on the real clock: the beat is compared with the database's now(), and a test's clock must not see its sleeps
                 Effect.forkScoped(
-                  Effect.withClock(Effect.forever(Effect.delay(runs.beat(runId).pipe(Effect.timeout("10 seconds"), Effect.ignore), runHeartbeatEvery)), realClock)
+                  Effect.withClock(Effect.forever(Effect.delay(Effect.flatMap(snapshot(p), (c) => runs.beat(p.runId, c)).pipe(Effect.timeout("10 seconds"), Effect.ignore), runHeartbeatEvery)), realClock)
                 ),
                 pass
               )
             )
 
     /** The pass made, recorded and reported: whatever happens in it, the run has an outcome. */
-    const runPass = (request: StreamRunRequest, decision: PassToMake, runId: number, startedAtMs: number) =>
+    const runPass = (request: StreamRunRequest, decision: PassToMake, started: Started, startedAtMs: number) =>
       Effect.gen(function* () {
-        const p = yield* passRun(request, decision, runId, startedAtMs)
-        const exit = yield* passBody(p).pipe(withHeartbeat(runId), Effect.annotateLogs({ runId }), Effect.onExit(recordRun(p)), Effect.exit)
+        const p = yield* passRun(request, decision, started, startedAtMs)
+        const { runId } = started
+        const exit = yield* passBody(p).pipe(withHeartbeat(p), Effect.annotateLogs({ runId }), Effect.onExit(recordRun(p)), Effect.exit)
         const classified = classify(exit)
         const report: StreamReport = {
           stream: request.stream.name,
@@ -400,7 +420,7 @@ export const StreamRunLive = Layer.effect(
           durationMs: (yield* Clock.currentTimeMillis) - startedAtMs,
           ...(classified.error ? { error: classified.error } : {})
         }
-        return { report, classified } satisfies StreamRunResult
+        return { report, classified, askedFullPass: yield* Ref.get(p.askedFullPass) } satisfies StreamRunResult
       })
 
     const run = (request: StreamRunRequest) =>
@@ -411,8 +431,14 @@ export const StreamRunLive = Layer.effect(
         if (Either.isLeft(decided)) return yield* notStarted(request, mode === "backfill" ? "full" : "incremental", decided.left, startedAtMs)
         const decision = decided.right
         if (decision._tag === "UpToDate") return upToDate(stream, decision)
-        const started = yield* Effect.either(runs.start(credentials.accountId, stream.name, passKindOf(decision)))
-        if (Either.isLeft(started)) return yield* notStarted(request, passKindOf(decision), started.left, startedAtMs)
+        const kind = passKindOf(decision)
+        // an incremental pass has nothing to resume: its checkpoint is begun with its run's row, in one statement
+        const start: Effect.Effect<Started, SqlError.SqlError | AccountLockLost> =
+          kind === "incremental"
+            ? Effect.flatMap(runs.startStatement(credentials.accountId, stream.name, kind), (run) => checkpoints.beginIncremental(credentials.accountId, stream, run))
+            : Effect.map(runs.start(credentials.accountId, stream.name, kind), (runId) => ({ runId, begun: undefined }))
+        const started = yield* Effect.either(start)
+        if (Either.isLeft(started)) return yield* notStarted(request, kind, started.left, startedAtMs)
         return yield* runPass(request, decision, started.right, startedAtMs)
       }).pipe(
         Effect.annotateLogs({ stream: request.stream.name }),

@@ -11,7 +11,6 @@ import { AccountHealth } from "./AccountHealth.js"
 import { AccountLeases, type HeldElsewhere } from "./AccountLeases.js"
 import type { Mode } from "./PassPlan.js"
 import { planAccount } from "./accountPlan.js"
-import { dependencyPlan } from "./Dependents.js"
 import { Pager } from "./Pager.js"
 import { Progress } from "./Progress.js"
 import { describeError, isRevocation, type Revocation } from "./RunOutcome.js"
@@ -187,7 +186,7 @@ export const SyncRunnerLive = Layer.effect(
         let inputs = yield* readInputs
         for (const [i, stream] of streams.entries()) {
           const known = inputs?.get(stream.name)
-          const { report, classified } = yield* streamRun.run({
+          const { report, classified, askedFullPass } = yield* streamRun.run({
             ...(known ? { inputs: known } : {}),
             credentials,
             accountName,
@@ -199,7 +198,7 @@ export const SyncRunnerLive = Layer.effect(
           })
           reports.push(report)
           // a pass that read other streams' rows again may have asked for a full pass of one of them (Dependents)
-          if (report.kind !== "none" && dependencyPlan(stream, settings.streams.catalog).length > 0) inputs = yield* readInputs
+          if (askedFullPass === true) inputs = yield* readInputs
           if (classified.failure?._tag === "AccountLockLost") {
             // the account may be another process's now: none of its streams is written any more by this run
             yield* Effect.logError(classified.failure.message)
