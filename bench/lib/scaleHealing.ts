@@ -4,7 +4,7 @@ import { JobQueue } from "../../src/sync/jobs/JobQueue.js"
 import type { Env } from "./connector.js"
 import { BenchError } from "./errors.js"
 import type { EmulatorProcess } from "./emulatorProcess.js"
-import { overlappingRuns, queueOf, startWorker, waitFor, withAccounts } from "./scale.js"
+import { overlappingRuns, queueOf, startWorker, waitFor, withAccounts } from "./scaleWorkers.js"
 import { accountsHeldBy, databaseNow, hangUntilTaken, runAgainSeconds } from "./workerFaults.js"
 
 /** A fleet that heals: a worker SIGKILLed with the backfill cap full, a worker hung (SIGSTOP). Workers are separate processes. */
