@@ -5,25 +5,11 @@ import { rowsOrDie } from "../db/rows.js"
 import { leaseFence, stillHeld } from "./AccountLeases.js"
 import { AccountLockLost } from "./errors.js"
 import { sweepPlannerSettings } from "./landing/sweep.js"
-import type { LandingStep } from "./landing/steps.js"
-import type { Checkpoint, PassKind } from "./model.js"
+import type { LandingStep } from "./landing/LandingStep.js"
+import type { Checkpoint, PassKind, PassProgress } from "./model.js"
+export type { PassProgress } from "./model.js"
 import type { AnyStream } from "./streams/Stream.js"
 import type { Candidate } from "./SweepPlan.js"
-
-/** Where a batch's pass stands once it lands: what the page statement moves the checkpoint to. */
-export interface PassProgress {
-  readonly kind: PassKind
-  /** The partition of the stream's list, the rows of it landed, and the ids of the last page (the next joins on them). */
-  readonly partition: number
-  readonly position: number
-  readonly anchors: ReadonlyArray<string>
-  /** A page of the batch did not join where it would have, had nothing moved. */
-  readonly shifted: boolean
-  /** The batch's high-water mark (PassState.batchHighWater), service time; capped by `passMark`. */
-  readonly highWaterMark: string | null
-  /** The batch ends its incremental pass: the page statement ends it (`finishIncremental`'s writes), in one round trip. */
-  readonly endsIncremental?: boolean
-}
 
 /**
  * The high-water mark a pass moves the checkpoint to, from the mark PassState.batchHighWater hands it: a full pass with

@@ -1,4 +1,4 @@
-import type { PassProgress } from "./Checkpoints.js"
+import type { PassProgress } from "./model.js"
 import type { PageSummary } from "./Incremental.js"
 import type { Page, PassKind, ReceivedNode } from "./model.js"
 import type { PassToMake } from "./PassPlan.js"

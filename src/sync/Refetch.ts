@@ -1,11 +1,6 @@
-import type { SqlError } from "@effect/sql"
-import { Chunk, type Context, Duration, Effect, Stream } from "effect"
-import type { AccountCredentials } from "../api/ServiceClient.js"
+import { Duration, Effect } from "effect"
 import { settleById } from "./Confirmations.js"
 import type { Page, Variables } from "./model.js"
-import type { Pager, PagerError } from "./Pager.js"
-import type { AnyStream } from "./streams/Stream.js"
-import type { Warehouse } from "./Warehouse.js"
 
 /** A record a change event named: its id and when the service says it changed. */
 export interface ChangedItem {
@@ -19,16 +14,6 @@ export interface RefetchReader<E> {
   readonly count: (variables: Variables) => Effect.Effect<{ readonly total: number; readonly costPoints: number }, E>
   readonly stored: (ids: ReadonlyArray<string>, column: string) => Effect.Effect<ReadonlyMap<string, string | null>, E>
 }
-
-/** The reader of one stream of one account: its pages through the pager, its stored rows through the warehouse. */
-export const refetchReader =
-  (pager: Context.Tag.Service<typeof Pager>, warehouse: Context.Tag.Service<typeof Warehouse>) =>
-  <E>(credentials: AccountCredentials<E>, stream: AnyStream): RefetchReader<PagerError | SqlError.SqlError | E> => ({
-    pages: (variables, atMost) =>
-      Effect.map(Stream.runCollect(pager.pages({ credentials, stream, variables, ...(atMost === undefined ? {} : { atMost }) })), Chunk.toReadonlyArray),
-    count: (variables) => pager.count(credentials, stream, variables),
-    stored: (ids, column) => warehouse.storedColumn(credentials.accountId, stream, ids, column)
-  })
 
 export interface Refetched {
   /** The pages read: every node in them lands (rows the events did not name too: they are as current). */

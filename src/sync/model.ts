@@ -2,6 +2,21 @@
 
 export type PassKind = "full" | "incremental"
 
+/** Where a batch's pass stands once it lands: what the page statement moves the checkpoint to. */
+export interface PassProgress {
+  readonly kind: PassKind
+  /** The partition of the stream's list, the rows of it landed, and the ids of the last page (the next joins on them). */
+  readonly partition: number
+  readonly position: number
+  readonly anchors: ReadonlyArray<string>
+  /** A page of the batch did not join where it would have, had nothing moved. */
+  readonly shifted: boolean
+  /** The batch's high-water mark (PassState.batchHighWater), service time; capped by `passMark`. */
+  readonly highWaterMark: string | null
+  /** The batch ends its incremental pass: the page statement ends it (`finishIncremental`'s writes), in one round trip. */
+  readonly endsIncremental?: boolean
+}
+
 /** Where a stream of an account stands (its checkpoint, see Checkpoints). */
 export interface Checkpoint {
   /** The kind of the pass in progress; null when none is. */

@@ -1,6 +1,6 @@
 import type { SqlClient, Statement } from "@effect/sql"
 import { Schema } from "effect"
-import type { LandingStep, PageValues } from "./steps.js"
+import type { LandingStep, PageValues } from "./LandingStep.js"
 
 /** What the page statement reports. */
 export const PageLanded = Schema.Struct({
