@@ -2,7 +2,7 @@ import { defineConfig } from "vitest/config"
 
 /**
  * Three projects, all run by `npm test`:
- * - unit: pure rules, no database, no emulator, no child process (milliseconds each);
+ * - unit: pure rules, no database, no emulator, no child process (milliseconds each), all in one process;
  * - integration: the connector or the emulator in this process against a real Postgres (a fresh schema per file);
  * - e2e: the program as a child process (CLI, demo, README walkthrough) and the smoke versions of bench and chaos.
  * `npm run test:unit` (or `vitest run --project unit`) runs one of them.
@@ -18,7 +18,12 @@ export default defineConfig({
     maxWorkers: 2,
     minWorkers: 1,
     projects: [
-      { extends: true, test: { name: "unit", include: ["test/unit/**/*.test.ts"] } },
+      // one process for every unit file, sharing its modules: each file in a fresh process paid the loading of effect
+      // and the streams again (collection was most of the unit run); unit files hold no state between them
+      {
+        extends: true,
+        test: { name: "unit", include: ["test/unit/**/*.test.ts"], poolOptions: { forks: { singleFork: true, isolate: false } } }
+      },
       { extends: true, test: { name: "integration", include: ["test/integration/**/*.test.ts"] } },
       { extends: true, test: { name: "e2e", include: ["test/e2e/**/*.test.ts"] } }
     ]

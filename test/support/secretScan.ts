@@ -13,13 +13,23 @@ export const registerSecret = (secret: string) => {
 }
 
 const jwt = /eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/
-const printed: Array<string> = []
 
-for (const method of ["log", "info", "warn", "error", "debug", "trace"] as const) {
-  const original = console[method].bind(console)
-  console[method] = (...args: Array<unknown>) => {
-    printed.push(args.map((a) => (typeof a === "string" ? a : safeJson(a))).join(" "))
-    original(...args)
+/**
+ * What this test file printed. The console is wrapped once per process: where files share a process (the unit
+ * project runs without isolation), this file runs again before each test file and only starts a new list.
+ */
+const scan: { printed: Array<string> } = ((globalThis as any).__accountSyncPrinted ??= { printed: [] })
+scan.printed = []
+const printed = scan.printed
+
+if ((globalThis as any).__accountSyncConsoleWrapped !== true) {
+  ;(globalThis as any).__accountSyncConsoleWrapped = true
+  for (const method of ["log", "info", "warn", "error", "debug", "trace"] as const) {
+    const original = console[method].bind(console)
+    console[method] = (...args: Array<unknown>) => {
+      scan.printed.push(args.map((a) => (typeof a === "string" ? a : safeJson(a))).join(" "))
+      original(...args)
+    }
   }
 }
 

@@ -164,6 +164,12 @@ export const CustomFieldNode = Schema.Struct({
   label: Schema.String
 })
 
+/** `build` runs when first asked, once: a stream's documents are parsed when a pass or a test first needs them, not at import. */
+const memoised = <A>(build: () => A): (() => A) => {
+  let built: { readonly value: A } | undefined
+  return () => (built ??= { value: build() }).value
+}
+
 const defineChild = (parent: StreamSpec<any>, spec: ChildSpec): { readonly child: ChildDefinition; readonly selection: string } => {
   const node = Schema.Struct(spec.fields)
   const parentType = serviceSchema().getType(parent.nodeType)
@@ -177,6 +183,7 @@ const defineChild = (parent: StreamSpec<any>, spec: ChildSpec): { readonly child
   const inner = selection.join(" ")
   const followUpOf = (paging: Paging, suffix: string) =>
     followUpQuery(`${pascal(parent.name)}${pascal(spec.field)}Page${suffix}`, parent.connection, spec.field, inner, paging)
+  const followUp = memoised(() => ({ offset: followUpOf("offset", ""), after: followUpOf("after", "AfterCursor") }))
   return {
     child: {
       field: spec.field,
@@ -188,7 +195,9 @@ const defineChild = (parent: StreamSpec<any>, spec: ChildSpec): { readonly child
       keyedByParent: spec.keyedByParent ?? false,
       innerPage: spec.innerPage ?? 20,
       firstVariable,
-      followUp: { offset: followUpOf("offset", ""), after: followUpOf("after", "AfterCursor") }
+      get followUp() {
+        return followUp()
+      }
     },
     selection: childSelection(spec.field, `$${firstVariable}`, inner)
   }
@@ -218,6 +227,8 @@ export const define = <Fields extends Schema.Struct.Fields & { readonly id: Sche
   const node = Schema.Struct(Object.fromEntries(Object.entries(spec.fields).filter(([f]) => !excluded.has(f))) as Fields)
   const nodeType = serviceSchema().getType(spec.nodeType)
   if (nodeType === undefined || nodeType === null) throw new Error(`stream ${spec.name}: the schema subset has no type ${spec.nodeType}`)
+  // the connection is checked here, where the documents that page it are built later (when first used)
+  graphqlField(serviceSchema().getQueryType(), spec.connection, `(root) ${spec.connection}`)
   const { columns, selection } = deriveColumns(spec.fields, nodeType, excluded)
   for (const d of spec.dependsOn ?? []) {
     if (!columns.some((c) => c.column === d.column && c.link === d.stream)) {
@@ -237,7 +248,8 @@ export const define = <Fields extends Schema.Struct.Fields & { readonly id: Sche
     page: connectionQuery(`${operation}Page${suffix}`, spec.connection, nodeSelection, paging, childVariables),
     ids: connectionQuery(`${operation}Ids${suffix}`, spec.connection, "id", paging)
   })
-  const documents = { offset: documentsOf("offset", ""), after: documentsOf("after", "AfterCursor") }
+  const documents = memoised(() => ({ offset: documentsOf("offset", ""), after: documentsOf("after", "AfterCursor") }))
+  const countDocument = memoised(() => countQuery(`${operation}Count`, spec.connection))
   return {
     name: spec.name,
     table: spec.table ?? snake(spec.connection),
@@ -247,10 +259,18 @@ export const define = <Fields extends Schema.Struct.Fields & { readonly id: Sche
     columns,
     children: children.map((c) => c.child),
     customFields: withCustomFields ? spec.nodeType : undefined,
-    document: documents.offset.page,
-    idsDocument: documents.offset.ids,
-    documents,
-    countDocument: countQuery(`${operation}Count`, spec.connection),
+    get document() {
+      return documents().offset.page
+    },
+    get idsDocument() {
+      return documents().offset.ids
+    },
+    get documents() {
+      return documents()
+    },
+    get countDocument() {
+      return countDocument()
+    },
     connectionPath: [spec.connection],
     maxPageSize: spec.maxPageSize ?? 100,
     fullPass: spec.fullPass,
