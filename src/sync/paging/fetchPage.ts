@@ -60,110 +60,119 @@ const idAndUpdatedAt = (stream: AnyStream, n: ReceivedNode): ReceivedNode => {
   return { node: kept, raw: kept }
 }
 
-/** Asks pages of `list`: `fetch(partition, place, first, inner, position)` is one ask (see Fetched). */
-export const pageFetcher = <E>(list: PagedList<E>) => {
+/** A list with its checks: what one ask of a page uses. */
+interface Fetching<E> {
+  readonly list: PagedList<E>
+  readonly checks: ReturnType<typeof pageChecks>
+  readonly children: ReadonlyArray<ChildDefinition>
+}
+
+/**
+ * The rest of one parent's children. The parent is the `index`-th node of a page of `first` positions that held
+ * `held` nodes: it is among the `first - held + 1` positions from its index (rows before it may have been left
+ * out), so those are asked again and it is found by id; its children from `from` (the positions the page paged).
+ */
+const followUp = <E>(f: Fetching<E>, partition: number, page: ParentPage, index: number, parentId: string, child: ChildDefinition, from: number) => {
+  const { list, checks } = f
   const { client, budget, credentials, stream } = list
   const { accountId } = credentials
-  const checks = pageChecks(accountId, stream, list.listing)
-  const children = list.listing ? [] : stream.children
-
-  /**
-   * The rest of one parent's children. The parent is the `index`-th node of a page of `first` positions that held
-   * `held` nodes: it is among the `first - held + 1` positions from its index (rows before it may have been left
-   * out), so those are asked again and it is found by id; its children from `from` (the positions the page paged).
-   */
-  const followUp = (partition: number, page: ParentPage, index: number, parentId: string, child: ChildDefinition, from: number) => {
-    const window = page.first - page.held + 1
-    const parentAt: Place =
-      page.place._tag === "Offset"
-        ? { _tag: "Offset", offset: page.place.offset + index }
-        : { _tag: "After", after: index === 0 ? page.place.after : (page.cursors?.[index - 1] ?? null) }
-    const document = child.followUp[page.place._tag === "Offset" ? "offset" : "after"]
-    return Effect.gen(function* () {
-      const more: Array<unknown> = []
-      let costPoints = 0
-      let barren = 0
-      for (let childOffset = from; ; ) {
-        const variablesFor = (childFirst: number) => ({ ...list.variablesOf(partition), first: window, ...placeVariables(parentAt), childFirst, childOffset })
-        const childFirst = yield* budget.pageSize(accountId, document, variablesFor, stream.maxPageSize)
-        const result = yield* client.execute(credentials, document, variablesFor(childFirst))
-        costPoints += result.cost?.actualQueryCost ?? 0
-        const parents = yield* checks.connection(at(result.data, stream.connectionPath), page.place._tag === "Offset" ? page.place.offset : 0)
-        const parent = parents.nodes.find((n) => (n as { id?: unknown } | null)?.id === parentId)
-        if (parent === undefined) return yield* Effect.fail(new ParentMoved(costPoints))
-        const got = yield* checks.children(parent, child, childOffset)
-        more.push(...got.nodes)
-        if (!got.hasNextPage) return { more, costPoints }
-        barren = got.nodes.length === 0 ? barren + 1 : 0
-        if (barren > barrenPagesLimit) {
-          return yield* new PagingStuck({
-            accountId,
-            stream: stream.name,
-            at: `${child.field} of ${parentId}, offset ${childOffset}`,
-            detail: `${barren} pages of ${child.field} in a row held nothing while the service said more follow`
-          })
-        }
-        childOffset += childFirst
+  const window = page.first - page.held + 1
+  const parentAt: Place =
+    page.place._tag === "Offset"
+      ? { _tag: "Offset", offset: page.place.offset + index }
+      : { _tag: "After", after: index === 0 ? page.place.after : (page.cursors?.[index - 1] ?? null) }
+  const document = child.followUp[page.place._tag === "Offset" ? "offset" : "after"]
+  return Effect.gen(function* () {
+    const more: Array<unknown> = []
+    let costPoints = 0
+    let barren = 0
+    for (let childOffset = from; ; ) {
+      const variablesFor = (childFirst: number) => ({ ...list.variablesOf(partition), first: window, ...placeVariables(parentAt), childFirst, childOffset })
+      const childFirst = yield* budget.pageSize(accountId, document, variablesFor, stream.maxPageSize)
+      const result = yield* client.execute(credentials, document, variablesFor(childFirst))
+      costPoints += result.cost?.actualQueryCost ?? 0
+      const parents = yield* checks.connection(at(result.data, stream.connectionPath), page.place._tag === "Offset" ? page.place.offset : 0)
+      const parent = parents.nodes.find((n) => (n as { id?: unknown } | null)?.id === parentId)
+      if (parent === undefined) return yield* Effect.fail(new ParentMoved(costPoints))
+      const got = yield* checks.children(parent, child, childOffset)
+      more.push(...got.nodes)
+      if (!got.hasNextPage) return { more, costPoints }
+      barren = got.nodes.length === 0 ? barren + 1 : 0
+      if (barren > barrenPagesLimit) {
+        return yield* new PagingStuck({
+          accountId,
+          stream: stream.name,
+          at: `${child.field} of ${parentId}, offset ${childOffset}`,
+          detail: `${barren} pages of ${child.field} in a row held nothing while the service said more follow`
+        })
       }
-    })
-  }
+      childOffset += childFirst
+    }
+  })
+}
 
-  /** One ask of a page at `place`: its nodes checked, their children followed up in full, its cost. */
-  const fetch = (partition: number, place: Place, first: number, inner: ReadonlyMap<ChildDefinition, number>, position: number) =>
-    list.gated(
-      Effect.gen(function* () {
-        const document = documentOf(stream, list.listing, place._tag === "Offset" ? "offset" : "after")
-        const fetchedAtMs = yield* Clock.currentTimeMillis
-        const result = yield* client.execute(credentials, document, pageVariables(list.variablesOf(partition), place, first, inner))
-        const connection = yield* checks.connection(at(result.data, stream.connectionPath), position)
-        const page: ParentPage = { place, first, held: connection.nodes.length, cursors: connection.cursors }
-        const nodes: Array<ReceivedNode> = []
-        const start = { costPoints: result.cost?.actualQueryCost ?? 0, complete: true }
-        const { costPoints, complete } = yield* Effect.reduce(connection.nodes.entries(), start, (sofar, [i, raw]) =>
-          Effect.gen(function* () {
-            const node = checks.node(raw, position)
-            if (node instanceof NodeSchemaMismatch) return yield* node
-            const followed = yield* Effect.reduce(children, { costPoints: sofar.costPoints, merged: undefined as Record<string, unknown> | undefined }, (acc, child) =>
-              Effect.gen(function* () {
-                const got = yield* checks.children(raw, child, position)
-                if (!got.hasNextPage) return acc
-                const rest = yield* followUp(partition, page, i, node.id, child, inner.get(child)!).pipe(
-                  Effect.catchIf(
-                    (e): e is ParentMoved => e instanceof ParentMoved,
-                    (moved) => Effect.fail(new ParentMoved(moved.costPoints + acc.costPoints))
-                  )
+/** One ask of a page at `place`: its nodes checked, their children followed up in full, its cost. */
+const fetchPage = <E>(f: Fetching<E>, partition: number, place: Place, first: number, inner: ReadonlyMap<ChildDefinition, number>, position: number) => {
+  const { list, checks, children } = f
+  const { client, credentials, stream } = list
+  return list.gated(
+    Effect.gen(function* () {
+      const document = documentOf(stream, list.listing, place._tag === "Offset" ? "offset" : "after")
+      const fetchedAtMs = yield* Clock.currentTimeMillis
+      const result = yield* client.execute(credentials, document, pageVariables(list.variablesOf(partition), place, first, inner))
+      const connection = yield* checks.connection(at(result.data, stream.connectionPath), position)
+      const page: ParentPage = { place, first, held: connection.nodes.length, cursors: connection.cursors }
+      const nodes: Array<ReceivedNode> = []
+      const start = { costPoints: result.cost?.actualQueryCost ?? 0, complete: true }
+      const { costPoints, complete } = yield* Effect.reduce(connection.nodes.entries(), start, (sofar, [i, raw]) =>
+        Effect.gen(function* () {
+          const node = checks.node(raw, position)
+          if (node instanceof NodeSchemaMismatch) return yield* node
+          const followed = yield* Effect.reduce(children, { costPoints: sofar.costPoints, merged: undefined as Record<string, unknown> | undefined }, (acc, child) =>
+            Effect.gen(function* () {
+              const got = yield* checks.children(raw, child, position)
+              if (!got.hasNextPage) return acc
+              const rest = yield* followUp(f, partition, page, i, node.id, child, inner.get(child)!).pipe(
+                Effect.catchIf(
+                  (e): e is ParentMoved => e instanceof ParentMoved,
+                  (moved) => Effect.fail(new ParentMoved(moved.costPoints + acc.costPoints))
                 )
-                const costPoints = acc.costPoints + rest.costPoints
-                if (rest.more.length === 0) return { costPoints, merged: acc.merged }
-                // the child connection as if it had come whole
-                const whole = { nodes: [...got.nodes, ...rest.more], pageInfo: { hasNextPage: false }, totalCount: got.totalCount }
-                return { costPoints, merged: { ...(acc.merged ?? (raw as Record<string, unknown>)), [child.field]: whole } }
-              })
-            )
-            const badFields = checks.customFields(raw, node.id, position)
-            if (badFields !== undefined) return yield* badFields
-            const { merged } = followed
-            nodes.push(merged !== undefined ? { node: { ...node, ...merged } as ReceivedNode["node"], raw: merged } : { node, raw })
-            return { costPoints: followed.costPoints, complete: sofar.complete && merged === undefined }
-          })
-        )
-        // a node completed by follow-ups is not the body as received: the page lands from its nodes
-        const received = { nodes, body: complete ? result.body : undefined }
-        return {
-          place,
-          first,
-          ids: nodes.map((n) => n.node.id),
-          cursors: connection.cursors,
-          hasNextPage: connection.hasNextPage,
-          endCursor: connection.endCursor,
-          // a page that lands from its body keeps of its nodes only what the pass reads: the parsed answer is let go
-          nodes: landsFromBody(received) ? nodes.map((n) => idAndUpdatedAt(stream, n)) : nodes,
-          body: received.body,
-          costPoints,
-          fetchedAtMs
-        } satisfies Fetched
-      })
-    )
+              )
+              const costPoints = acc.costPoints + rest.costPoints
+              if (rest.more.length === 0) return { costPoints, merged: acc.merged }
+              // the child connection as if it had come whole
+              const whole = { nodes: [...got.nodes, ...rest.more], pageInfo: { hasNextPage: false }, totalCount: got.totalCount }
+              return { costPoints, merged: { ...(acc.merged ?? (raw as Record<string, unknown>)), [child.field]: whole } }
+            })
+          )
+          const badFields = checks.customFields(raw, node.id, position)
+          if (badFields !== undefined) return yield* badFields
+          const { merged } = followed
+          nodes.push(merged !== undefined ? { node: { ...node, ...merged } as ReceivedNode["node"], raw: merged } : { node, raw })
+          return { costPoints: followed.costPoints, complete: sofar.complete && merged === undefined }
+        })
+      )
+      // a node completed by follow-ups is not the body as received: the page lands from its nodes
+      const received = { nodes, body: complete ? result.body : undefined }
+      return {
+        place,
+        first,
+        ids: nodes.map((n) => n.node.id),
+        cursors: connection.cursors,
+        hasNextPage: connection.hasNextPage,
+        endCursor: connection.endCursor,
+        // a page that lands from its body keeps of its nodes only what the pass reads: the parsed answer is let go
+        nodes: landsFromBody(received) ? nodes.map((n) => idAndUpdatedAt(stream, n)) : nodes,
+        body: received.body,
+        costPoints,
+        fetchedAtMs
+      } satisfies Fetched
+    })
+  )
+}
 
-  return fetch
+/** Asks pages of `list`: `fetch(partition, place, first, inner, position)` is one ask (see Fetched). */
+export const pageFetcher = <E>(list: PagedList<E>) => {
+  const f: Fetching<E> = { list, checks: pageChecks(list.credentials.accountId, list.stream, list.listing), children: list.listing ? [] : list.stream.children }
+  return (partition: number, place: Place, first: number, inner: ReadonlyMap<ChildDefinition, number>, position: number) => fetchPage(f, partition, place, first, inner, position)
 }
