@@ -123,35 +123,35 @@ const fetchPage = <E>(f: Fetching<E>, partition: number, place: Place, first: nu
       const connection = yield* checks.connection(at(result.data, stream.connectionPath), position)
       const page: ParentPage = { place, first, held: connection.nodes.length, cursors: connection.cursors }
       const nodes: Array<ReceivedNode> = []
-      const start = { costPoints: result.cost?.actualQueryCost ?? 0, complete: true }
-      const { costPoints, complete } = yield* Effect.reduce(connection.nodes.entries(), start, (sofar, [i, raw]) =>
-        Effect.gen(function* () {
-          const node = checks.node(raw, position)
-          if (node instanceof NodeSchemaMismatch) return yield* node
-          const followed = yield* Effect.reduce(children, { costPoints: sofar.costPoints, merged: undefined as Record<string, unknown> | undefined }, (acc, child) =>
-            Effect.gen(function* () {
-              const got = yield* checks.children(raw, child, position)
-              if (!got.hasNextPage) return acc
-              const rest = yield* followUp(f, partition, page, i, node.id, child, inner.get(child)!).pipe(
-                Effect.catchIf(
-                  (e): e is ParentMoved => e instanceof ParentMoved,
-                  (moved) => Effect.fail(new ParentMoved(moved.costPoints + acc.costPoints))
-                )
-              )
-              const costPoints = acc.costPoints + rest.costPoints
-              if (rest.more.length === 0) return { costPoints, merged: acc.merged }
-              // the child connection as if it had come whole
-              const whole = { nodes: [...got.nodes, ...rest.more], pageInfo: { hasNextPage: false }, totalCount: got.totalCount }
-              return { costPoints, merged: { ...(acc.merged ?? (raw as Record<string, unknown>)), [child.field]: whole } }
-            })
+      // a plain loop, not an effect per node: this runs for every node of every page
+      let costPoints = result.cost?.actualQueryCost ?? 0
+      let complete = true
+      for (const [i, raw] of connection.nodes.entries()) {
+        const node = checks.node(raw, position)
+        if (node instanceof NodeSchemaMismatch) return yield* node
+        let merged: Record<string, unknown> | undefined
+        for (const child of children) {
+          const got = yield* checks.children(raw, child, position)
+          if (!got.hasNextPage) continue
+          const rest = yield* followUp(f, partition, page, i, node.id, child, inner.get(child)!).pipe(
+            Effect.catchIf(
+              (e): e is ParentMoved => e instanceof ParentMoved,
+              (moved) => Effect.fail(new ParentMoved(moved.costPoints + costPoints))
+            )
           )
-          const badFields = checks.customFields(raw, node.id, position)
-          if (badFields !== undefined) return yield* badFields
-          const { merged } = followed
-          nodes.push(merged !== undefined ? { node: { ...node, ...merged } as ReceivedNode["node"], raw: merged } : { node, raw })
-          return { costPoints: followed.costPoints, complete: sofar.complete && merged === undefined }
-        })
-      )
+          costPoints += rest.costPoints
+          if (rest.more.length === 0) continue
+          merged ??= { ...(raw as Record<string, unknown>) }
+          // the child connection as if it had come whole
+          merged[child.field] = { nodes: [...got.nodes, ...rest.more], pageInfo: { hasNextPage: false }, totalCount: got.totalCount }
+        }
+        const badFields = checks.customFields(raw, node.id, position)
+        if (badFields !== undefined) return yield* badFields
+        if (merged !== undefined) {
+          complete = false
+          nodes.push({ node: { ...node, ...merged } as ReceivedNode["node"], raw: merged })
+        } else nodes.push({ node, raw })
+      }
       // a node completed by follow-ups is not the body as received: the page lands from its nodes
       const received = { nodes, body: complete ? result.body : undefined }
       return {
