@@ -2,10 +2,10 @@ import { Effect } from "effect"
 import type { DocumentNode } from "graphql"
 import type { CostBudget } from "../api/CostBudget.js"
 import type { Variables } from "./model.js"
+import { smallerInner } from "./paging/pageSizing.js"
 import type { ChildDefinition } from "./streams/Stream.js"
 
-/** The fewest parents a page should carry: below it, children are asked fewer per parent (and followed up). */
-export const minParentsPerPage = 10
+export { minParentsPerPage } from "./paging/pageSizing.js"
 
 export interface PageSize {
   /** Rows of the page. */
@@ -16,7 +16,8 @@ export interface PageSize {
 
 /**
  * The size of a page of `document` by the account's cost budget: as many rows as a full bucket holds, up to
- * `largest`; when that is fewer than `minParentsPerPage`, each child's inner page is halved (down to 1) until it is not.
+ * `largest`; when that is fewer than `minParentsPerPage`, each child's inner page is halved (down to 1) until it is not
+ * (smallerInner).
  */
 export const pageSize = (
   budget: CostBudget["Type"],
@@ -25,13 +26,11 @@ export const pageSize = (
   children: ReadonlyArray<ChildDefinition>,
   largest: number,
   variablesFor: (first: number, inner: ReadonlyMap<ChildDefinition, number>) => Variables
-): Effect.Effect<PageSize> =>
-  Effect.gen(function* () {
-    const inner = new Map(children.map((c) => [c, c.innerPage] as const))
-    for (;;) {
-      const first = yield* budget.pageSize(accountId, document, (n) => variablesFor(n, inner), largest)
-      const shrinkable = [...inner].filter(([, k]) => k > 1)
-      if (first >= Math.min(minParentsPerPage, largest) || shrinkable.length === 0) return { first, inner }
-      for (const [child, k] of shrinkable) inner.set(child, Math.max(1, Math.floor(k / 2)))
-    }
-  })
+): Effect.Effect<PageSize> => {
+  const sized = (inner: ReadonlyMap<ChildDefinition, number>): Effect.Effect<PageSize> =>
+    Effect.flatMap(budget.pageSize(accountId, document, (n) => variablesFor(n, inner), largest), (first) => {
+      const smaller = smallerInner(first, inner, largest)
+      return smaller === undefined ? Effect.succeed({ first, inner }) : sized(smaller)
+    })
+  return sized(new Map(children.map((c) => [c, c.innerPage] as const)))
+}
