@@ -336,6 +336,13 @@ export const freshnessBench = (emulator: EmulatorProcess, options: FreshnessOpti
       const burst = (yield* admin.webhookDeliveries()).slice(burstFrom)
       const burstTimes = answerTimes(burst)
       const lost = yield* notRecorded(burst)
+      // said at once: the phase after it (edits mid-backfill) can fail on a loaded machine, and this figure stands alone
+      yield* Effect.sync(() =>
+        process.stderr.write(
+          `bench: freshness burst: ${burst.length} deliveries at ${(burst.length / burstWallSec).toFixed(0)}/s reached, answer p50 ${quantile(burstTimes, 0.5).toFixed(1)} ms, ` +
+            `p99 ${quantile(burstTimes, 0.99).toFixed(1)} ms, max ${Math.max(...burstTimes).toFixed(1)} ms, ${lost} lost\n`
+        )
+      )
       // 4. edits to the load accounts while their backfills still run
       const duringBackfill = yield* duringBackfillLags(admin, loadIds)
 

@@ -197,9 +197,11 @@ export class Webhooks {
         try: () => postWebhook(delivery.url, { "content-type": "application/json", [SIGNATURE_HEADER]: signature }, delivery.body, Duration.toMillis(this.timeout)),
         catch: (e) => new WebhookAttemptFailed({ url: delivery.url, reason: e instanceof Error ? e.message : String(e) })
       }).pipe(
+        // the attempt's timeout runs on the sender's thread from the request's start (not from the hand-over: the
+        // thread's own start is not the receiver's time); this bound is for a thread that stopped answering at all
         Effect.timeoutFail({
-          duration: this.timeout,
-          onTimeout: () => new WebhookAttemptFailed({ url: delivery.url, reason: `no answer within ${Duration.format(this.timeout)}` })
+          duration: Duration.sum(this.timeout, Duration.seconds(30)),
+          onTimeout: () => new WebhookAttemptFailed({ url: delivery.url, reason: `the sender's thread gave no result within ${Duration.format(this.timeout)} and 30 s` })
         }),
         Effect.flatMap(({ status, answerMs }) => {
           delivery.lastStatus = status

@@ -20,17 +20,18 @@ parentPort.on("message", ({ id, url, headers, body, timeoutMs }) => {
     if (agent === undefined) return finish({ error: "unsupported protocol " + target.protocol })
     const payload = Buffer.from(body)
     const started = performance.now()
+    const signal = AbortSignal.timeout(timeoutMs)
     const request = (target.protocol === "https:" ? https : http).request(target, {
       method: "POST",
       agent,
       headers: { ...headers, "content-length": String(payload.length) },
-      signal: AbortSignal.timeout(timeoutMs)
+      signal
     })
     request.once("response", (response) => {
       response.resume()
       finish({ status: response.statusCode || 0, answerMs: performance.now() - started })
     })
-    request.once("error", (e) => finish({ error: e && e.message ? e.message : String(e) }))
+    request.once("error", (e) => finish({ error: signal.aborted ? "no answer within " + timeoutMs + " ms" : e && e.message ? e.message : String(e) }))
     request.end(payload)
   } catch (e) {
     finish({ error: e && e.message ? e.message : String(e) })
