@@ -41,8 +41,15 @@ export const topicLabel = (topic: string): string => (knownTopics.has(topic) ? t
 const fieldWithNul = (event: typeof WebHookEvent.Type) =>
   (["topic", "appId", "accountId", "itemId", "occuredAt"] as const).find((field) => event[field].includes("\u0000"))
 
-/** The most deliveries one INSERT records (11 parameters each). */
+/** The most deliveries one INSERT records. */
 const maxGroup = 500
+
+/**
+ * Groups recorded at once: a delivery waits for a free writer, not for the group in flight to commit (with one writer
+ * it waited for that group's commit and then its own: twice a commit's time). Few enough to leave the pool's other
+ * sessions to the rest of serve.
+ */
+const groupWriters = 4
 
 /**
  * What became of a delivery: recorded for the consumer (Queued), applied at once (APP_DISCONNECT), recorded for an
@@ -77,7 +84,7 @@ export const EventInboxLive = Layer.scoped(
     const connections = yield* Connections
     const queue = yield* EventQueue
 
-    // Deliveries that arrive while one group's INSERT runs are recorded together by the next (group commit): under
+    // Deliveries that arrive while the groups' INSERTs run are recorded together by the next (group commit): under
     // load one statement and one commit for a group, not one each waiting for a pooled connection. A value Postgres
     // refuses (SQLSTATE class 22) fails the group's statement: each of its deliveries is then recorded alone, so only
     // the bad one is refused.
@@ -90,7 +97,8 @@ export const EventInboxLive = Layer.scoped(
             () => Effect.forEach(events, (event) => Effect.either(queue.enqueue(event)))
           )
         ),
-      maxGroup
+      maxGroup,
+      groupWriters
     )
 
     // With workers (WorkNotices in the request's context), the events job is enqueued after the answer, off its path:

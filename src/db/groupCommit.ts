@@ -11,12 +11,14 @@ interface Waiting<A, B, E> {
  * result, or the group's failure. A lone item is written at once (no timer: the group is whatever arrived meanwhile).
  *
  * `write` answers per item, in the order given (an item's own error: the others of its group still succeed); when it
- * fails as a whole, every item of the group fails with that error. At most `maxGroup` items a statement. The writer
- * runs until the scope closes; callers still waiting then are interrupted.
+ * fails as a whole, every item of the group fails with that error. At most `maxGroup` items a statement, and up to
+ * `writers` statements at once (default 1): an item waits for a free writer, not for the statement in flight to end.
+ * The writers run until the scope closes; callers still waiting then are interrupted.
  */
 export const makeGroupCommit = <A, B, E>(
   write: (items: ReadonlyArray<A>) => Effect.Effect<ReadonlyArray<Either.Either<B, E>>, E>,
-  maxGroup: number
+  maxGroup: number,
+  writers = 1
 ): Effect.Effect<(item: A) => Effect.Effect<B, E>, never, Scope.Scope> =>
   Effect.gen(function* () {
     // released after the writer is interrupted: items it never took are interrupted too, not left waiting
@@ -46,11 +48,11 @@ export const makeGroupCommit = <A, B, E>(
         // the writer interrupted mid-statement (shutdown): its callers are told, not left waiting
         Effect.onInterrupt(() => Effect.forEach(group, (w) => Deferred.interrupt(w.done), { discard: true }))
       )
-    yield* Queue.takeBetween(waiting, 1, maxGroup).pipe(
+    const writer = Queue.takeBetween(waiting, 1, maxGroup).pipe(
       Effect.flatMap((group) => writeGroup(Array.from(group))),
-      Effect.forever,
-      Effect.forkScoped
+      Effect.forever
     )
+    for (let n = 0; n < Math.max(1, writers); n++) yield* Effect.forkScoped(writer)
     return (item: A) =>
       Effect.flatMap(Deferred.make<B, E>(), (done) => Effect.zipRight(Queue.offer(waiting, { item, done }), Deferred.await(done)))
   })

@@ -7,6 +7,7 @@ import { AdminRejected } from "./errors.js"
 import { decodeId, isoSeconds } from "./Ids.js"
 import { sequence } from "./Prng.js"
 import type { Change } from "./data/World.js"
+import { postWebhook } from "./webhookPost.js"
 import { topicOf } from "./webhookTopics.js"
 
 /**
@@ -192,26 +193,20 @@ export class Webhooks {
     const signature = signWebhook(delivery.body, app.clientSecret)
     const attempt = Effect.suspend(() => {
       delivery.attempts++
-      const started = performance.now()
       return Effect.tryPromise({
-        try: (signal) =>
-          fetch(delivery.url, {
-            method: "POST",
-            headers: { "content-type": "application/json", [SIGNATURE_HEADER]: signature },
-            body: delivery.body,
-            signal
-          }),
+        try: () => postWebhook(delivery.url, { "content-type": "application/json", [SIGNATURE_HEADER]: signature }, delivery.body, Duration.toMillis(this.timeout)),
         catch: (e) => new WebhookAttemptFailed({ url: delivery.url, reason: e instanceof Error ? e.message : String(e) })
       }).pipe(
+        // the attempt's timeout runs on the sender's thread from the request's start (not from the hand-over: the
+        // thread's own start is not the receiver's time); this bound is for a thread that stopped answering at all
         Effect.timeoutFail({
-          duration: this.timeout,
-          onTimeout: () => new WebhookAttemptFailed({ url: delivery.url, reason: `no answer within ${Duration.format(this.timeout)}` })
+          duration: Duration.sum(this.timeout, Duration.seconds(30)),
+          onTimeout: () => new WebhookAttemptFailed({ url: delivery.url, reason: `the sender's thread gave no result within ${Duration.format(this.timeout)} and 30 s` })
         }),
-        Effect.flatMap((res) => {
-          delivery.lastStatus = res.status
-          delivery.answerMs = performance.now() - started
-          void res.body?.cancel().catch(() => undefined)
-          return res.ok ? Effect.void : Effect.fail(new WebhookAttemptFailed({ url: delivery.url, reason: `receiver answered HTTP ${res.status}` }))
+        Effect.flatMap(({ status, answerMs }) => {
+          delivery.lastStatus = status
+          delivery.answerMs = answerMs
+          return status >= 200 && status < 300 ? Effect.void : Effect.fail(new WebhookAttemptFailed({ url: delivery.url, reason: `receiver answered HTTP ${status}` }))
         }),
         Effect.tapError((e) => Effect.sync(() => (delivery.lastError = e.reason)))
       )

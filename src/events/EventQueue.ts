@@ -173,11 +173,23 @@ export const EventQueueLive = Layer.effect(
         applied_at: state === "applied" ? e.receivedAt : null
       }
     }
+    // One statement text for any number of rows (arrays, not a VALUES list a group's size long): prepared once per
+    // session, not parsed and described again for each new group size. Rows go in event_id order, so two groups in
+    // flight at once that share ids wait on each other in the same order (no deadlock).
     const insert = SqlSchema.findAll({
       Request: Schema.Any,
       Result: IdRow,
-      execute: (events: ReadonlyArray<ReceivedEvent>) =>
-        sql`INSERT INTO webhook_events ${sql.insert(events.map(rowOf))} ON CONFLICT (event_id) DO NOTHING RETURNING event_id`
+      execute: (events: ReadonlyArray<ReceivedEvent>) => {
+        const rows = events.map(rowOf).sort((a, b) => (a.event_id < b.event_id ? -1 : a.event_id > b.event_id ? 1 : 0))
+        const column = <K extends keyof (typeof rows)[number]>(key: K) => rows.map((r) => r[key])
+        const time = (key: "occurred_at" | "received_at" | "next_attempt_at" | "applied_at") => rows.map((r) => r[key]?.toISOString() ?? null)
+        return sql`
+          INSERT INTO webhook_events (event_id, topic, app_id, account_id, sent_account_id, item_id, occurred_at, received_at, state, next_attempt_at, applied_at)
+          SELECT * FROM unnest(${column("event_id")}::text[], ${column("topic")}::text[], ${column("app_id")}::text[], ${column("account_id")}::text[],
+            ${column("sent_account_id")}::text[], ${column("item_id")}::text[], ${time("occurred_at")}::timestamptz[], ${time("received_at")}::timestamptz[],
+            ${column("state")}::text[], ${time("next_attempt_at")}::timestamptz[], ${time("applied_at")}::timestamptz[])
+          ON CONFLICT (event_id) DO NOTHING RETURNING event_id`
+      }
     })
     const enqueueMany = (events: ReadonlyArray<ReceivedEvent>) =>
       events.length === 0

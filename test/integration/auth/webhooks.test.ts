@@ -286,6 +286,37 @@ layer(Stack)("webhook deliveries recorded in groups", (it) => {
     })
   )
 
+  it.effect("200 deliveries at once, each sent twice (the copies in reverse order): groups in flight together record each once, none fails, each is answered only once its row is committed", () =>
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const inbox = yield* EventInbox
+      yield* connect("acc-g4")
+      const distinct = Array.from({ length: 100 }, (_, k) => ({ itemId: `job-${k}`, ...delivery("acc-g4", `job-${k}`) }))
+      // the second copies in reverse: two groups holding the same ids in opposite orders would deadlock unless each
+      // statement takes its rows in one order
+      const burst = [...distinct, ...[...distinct].reverse()]
+      const answered = yield* Effect.forEach(
+        burst,
+        (d) =>
+          Effect.gen(function* () {
+            const outcome = yield* Effect.either(inbox.receive(d.raw, d.signature))
+            const seen = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM webhook_events WHERE account_id = 'acc-g4' AND item_id = ${d.itemId}`
+            return { itemId: d.itemId, tag: Either.isRight(outcome) ? outcome.right._tag : outcome.left._tag, seen: seen[0]!.n }
+          }),
+        { concurrency: "unbounded" }
+      )
+      // committed (visible to another session) before it was answered, and never a storage error
+      expect(answered.filter((a) => a.seen !== 1)).toEqual([])
+      const byItem = new Map<string, Array<string>>()
+      for (const a of answered) byItem.set(a.itemId, [...(byItem.get(a.itemId) ?? []), a.tag])
+      for (const [itemId, tags] of byItem) expect([...tags].sort(), itemId).toEqual(["Duplicate", "Queued"])
+      const rows = yield* sql<{ n: number; distinctIds: number; pending: number }>`
+        SELECT count(*)::int AS n, count(DISTINCT event_id)::int AS "distinctIds", count(*) FILTER (WHERE state = 'pending')::int AS pending
+        FROM webhook_events WHERE account_id = 'acc-g4'`
+      expect(rows[0]).toEqual({ n: 100, distinctIds: 100, pending: 100 })
+    })
+  )
+
   it.effect("a group whose statement fails answers each of its deliveries with the storage error and records none; they are recorded when sent again", () =>
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
