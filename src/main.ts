@@ -14,7 +14,7 @@ import { mistyped } from "./cli/didYouMean.js"
 import { emptyOptionValue } from "./cli/optionChecks.js"
 import { commands, makeRoot } from "./cli/root.js"
 import { demoCommand } from "./demo/command.js"
-import { isConsumerWorker, runConsumerWorker } from "./cli/consumerWorker.js"
+import { isConsumerWorker, runConsumerWorker } from "./serve/consumerWorker.js"
 
 loadDotenv({ quiet: true })
 

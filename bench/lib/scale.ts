@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import * as os from "node:os"
-import { JobQueue } from "../../src/sync/jobs/JobQueue.js"
+import { JobQueue } from "../../src/jobs/JobQueue.js"
 import type { EmulatorProcess } from "./emulatorProcess.js"
 import { quantile } from "./quantile.js"
 import { count, drained, overlappingRuns, procSample, queueOf, say, startWorker, waitFor, withAccounts } from "./scaleWorkers.js"

@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { JobQueue } from "../../src/sync/jobs/JobQueue.js"
+import { JobQueue } from "../../src/jobs/JobQueue.js"
 import type { Env } from "./connector.js"
 import { BenchError } from "./errors.js"
 import type { EmulatorProcess } from "./emulatorProcess.js"

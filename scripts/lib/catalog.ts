@@ -4,7 +4,7 @@
  */
 import { Duration } from "effect"
 import { stringify } from "yaml"
-import { requestedPointsPerRow } from "../../src/sync/progressEstimate.js"
+import { requestedPointsPerRow } from "../../src/run/progressEstimate.js"
 import type { AnyStream, ChildDefinition, Column } from "../../src/sync/streams/Stream.js"
 
 export { requestedPointsPerRow }

@@ -5,7 +5,7 @@
  */
 import { Duration, Option } from "effect"
 import { formatDuration } from "../../src/cli/output/time.js"
-import { requestedPointsPerRow } from "../../src/sync/progressEstimate.js"
+import { requestedPointsPerRow } from "../../src/run/progressEstimate.js"
 import type { AnyStream } from "../../src/sync/streams/Stream.js"
 import { fullPassCadence, staleAfter, type SyncSettingsShape } from "../../src/sync/SyncSettings.js"
 

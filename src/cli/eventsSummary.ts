@@ -1,5 +1,5 @@
 import { Console, Effect } from "effect"
-import type { DrainReport } from "../sync/events/EventConsumer.js"
+import type { DrainReport } from "../changes/EventConsumer.js"
 import { ExitCodes, ExitWith } from "./ExitCode.js"
 import { alignedTable } from "./table.js"
 

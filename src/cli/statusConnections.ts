@@ -1,5 +1,5 @@
 import type { Connection } from "../auth/Connections.js"
-import type { AccountLastRun } from "../sync/StreamStatus.js"
+import type { AccountLastRun } from "../health/StreamStatus.js"
 import { displayWidth, safe, wrap } from "./output/text.js"
 import { relativeTime } from "./output/time.js"
 import { accountLabel, type StatusView, textWidth } from "./statusView.js"

@@ -1,6 +1,6 @@
 import { Duration, Option } from "effect"
 import { printable } from "../observability/printable.js"
-import type { ApiVersionCondition, StreamFreshness } from "../sync/Health.js"
+import type { ApiVersionCondition, StreamFreshness } from "../health/Health.js"
 import { safe, wrap } from "./output/text.js"
 import { iso } from "./statusView.js"
 

@@ -1,5 +1,5 @@
 import type { Connection } from "../auth/Connections.js"
-import type { QueueView } from "../sync/jobs/QueueStatus.js"
+import type { QueueView } from "../jobs/QueueStatus.js"
 import { count } from "./output/text.js"
 import { relativeTime } from "./output/time.js"
 import { accountLabel, fit, type StatusView } from "./statusView.js"

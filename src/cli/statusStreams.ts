@@ -1,6 +1,6 @@
 import type { Connection } from "../auth/Connections.js"
 import { printable } from "../observability/printable.js"
-import type { StreamState } from "../sync/StreamStatus.js"
+import type { StreamState } from "../health/StreamStatus.js"
 import { count, safe, wrap } from "./output/text.js"
 import { relativeTime } from "./output/time.js"
 import { accountLabel, fit, iso, type StatusView, textWidth } from "./statusView.js"

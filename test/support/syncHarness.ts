@@ -1,6 +1,6 @@
 import { Context, Effect, Layer, Logger, LogLevel } from "effect"
 import { makeSyncLayer } from "../../src/cli/app.js"
-import { ProgressLog } from "../../src/sync/Progress.js"
+import { ProgressLog } from "../../src/run/Progress.js"
 import { type Env, withEnv } from "./config.js"
 import { TestEnv, TestSettings } from "./connector.js"
 import { type TestDatabase, TestDatabaseEnv, testDatabaseAt } from "./database.js"

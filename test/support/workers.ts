@@ -1,8 +1,8 @@
 import { SqlClient } from "@effect/sql"
 import { expect } from "@effect/vitest"
 import { Effect, Layer, Schema } from "effect"
-import { JobQueue, JobQueueLive } from "../../src/sync/jobs/JobQueue.js"
-import { JobSettings } from "../../src/sync/jobs/JobSettings.js"
+import { JobQueue, JobQueueLive } from "../../src/jobs/JobQueue.js"
+import { JobSettings } from "../../src/jobs/JobSettings.js"
 import { spawnCli } from "./cli.js"
 import { type Env, withEnv } from "./config.js"
 

@@ -1,7 +1,7 @@
 import { Box, type Instance, render, Text } from "ink"
 import { Clock, Effect, Layer, Schedule } from "effect"
 import { createElement } from "react"
-import { Progress, type ProgressSnapshot } from "../../sync/Progress.js"
+import { Progress, type ProgressSnapshot } from "../../run/Progress.js"
 import { cutToWidth } from "../output/text.js"
 import { progressLine } from "./progressLine.js"
 import { RunEstimate } from "./runEstimate.js"

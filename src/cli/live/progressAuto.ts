@@ -1,5 +1,5 @@
 import { Config, Effect, Layer, Option } from "effect"
-import { ProgressLog } from "../../sync/Progress.js"
+import { ProgressLog } from "../../run/Progress.js"
 
 const inCi = () => {
   const ci = process.env.CI

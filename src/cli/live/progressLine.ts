@@ -1,6 +1,6 @@
-import type { ProgressSnapshot } from "../../sync/Progress.js"
-import { rowsPerSecond } from "../../sync/Progress.js"
-import { remainingMs } from "../../sync/progressEstimate.js"
+import type { ProgressSnapshot } from "../../run/Progress.js"
+import { rowsPerSecond } from "../../run/Progress.js"
+import { remainingMs } from "../../run/progressEstimate.js"
 import { count, cutToWidth, displayWidth, safe } from "../output/text.js"
 import { formatDuration } from "../output/time.js"
 

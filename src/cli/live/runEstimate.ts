@@ -1,5 +1,5 @@
-import type { AccountPlan, ProgressSnapshot, RunPlan } from "../../sync/Progress.js"
-import { accountRemainingMs, expectedPointsPerRow, runRemainingMs } from "../../sync/progressEstimate.js"
+import type { AccountPlan, ProgressSnapshot, RunPlan } from "../../run/Progress.js"
+import { accountRemainingMs, expectedPointsPerRow, runRemainingMs } from "../../run/progressEstimate.js"
 import { count } from "../output/text.js"
 import { formatDuration } from "../output/time.js"
 import { type LineEstimate, streamLeftMs } from "./progressLine.js"

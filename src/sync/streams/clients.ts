@@ -1,6 +1,6 @@
 import { Schema } from "effect"
-import { updatedSince } from "../Incremental.js"
-import { updatedSinceEvents } from "../Refetch.js"
+import { updatedSince } from "../pass/Incremental.js"
+import { updatedSinceEvents } from "../pass/Refetch.js"
 import { clientAddress } from "./addresses.js"
 import { DateTime, embedded, Enum } from "./fields.js"
 import { define } from "./Stream.js"

@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { newestFirst } from "../Incremental.js"
+import { newestFirst } from "../pass/Incremental.js"
 import { DateTime, Enum, link } from "./fields.js"
 import { jobLineItems } from "./lineItems.js"
 import { define } from "./Stream.js"

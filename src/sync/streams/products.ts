@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { fullPassesOnly } from "../Incremental.js"
+import { fullPassesOnly } from "../pass/Incremental.js"
 import { embedded, Enum } from "./fields.js"
 import { define } from "./Stream.js"
 

@@ -1,6 +1,6 @@
 import { Schema } from "effect"
-import { fullPassesOnly } from "../Incremental.js"
-import { byStoredParent } from "../Refetch.js"
+import { fullPassesOnly } from "../pass/Incremental.js"
+import { byStoredParent } from "../pass/Refetch.js"
 import { geocodedAddress } from "./addresses.js"
 import { DateTime, link } from "./fields.js"
 import { define } from "./Stream.js"

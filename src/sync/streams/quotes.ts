@@ -1,6 +1,6 @@
 import { Schema } from "effect"
-import { updatedSince } from "../Incremental.js"
-import { updatedSinceEvents } from "../Refetch.js"
+import { updatedSince } from "../pass/Incremental.js"
+import { updatedSinceEvents } from "../pass/Refetch.js"
 import { DateTime, embedded, Enum, link } from "./fields.js"
 import { quoteLineItems } from "./lineItems.js"
 import { define } from "./Stream.js"

@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { fullPassesOnly } from "../Incremental.js"
+import { fullPassesOnly } from "../pass/Incremental.js"
 import { DateTime, embedded, Enum, link } from "./fields.js"
 import { visitLineItems } from "./lineItems.js"
 import { define } from "./Stream.js"

@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import { enqueuingLayer } from "../../../src/sync/jobs/JobQueue.js"
+import { enqueuingLayer } from "../../../src/jobs/JobQueue.js"
 import { spawnCli } from "../../support/cli.js"
 import { withEnv } from "../../support/config.js"
 import { connectAccount, freePort, TestSettings } from "../../support/connector.js"

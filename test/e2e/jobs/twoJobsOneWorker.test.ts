@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { QueueNames } from "../../../src/sync/jobs/JobKinds.js"
+import { QueueNames } from "../../../src/jobs/JobKinds.js"
 import { connectAccount, TestSettings } from "../../support/connector.js"
 import { TestDatabase } from "../../support/database.js"
 import { TestEmulator } from "../../support/emulator.js"

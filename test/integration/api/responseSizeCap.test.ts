@@ -1,7 +1,7 @@
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { runExit } from "../../../src/cli/summary.js"
-import { SyncRunner } from "../../../src/sync/SyncRunner.js"
+import { SyncRunner } from "../../../src/run/SyncRunner.js"
 import { connectAccount } from "../../support/connector.js"
 import { TestEmulator } from "../../support/emulator.js"
 import { serviceProxy } from "../../support/proxy.js"

@@ -6,8 +6,8 @@ import { makeDatabaseLayer } from "../../../src/db/Database.js"
 import { runMigrations } from "../../../src/db/Migrations.js"
 import { dropSchemaAndQueryRole } from "../../../src/db/queryRole.js"
 import { jobsStream } from "../../../src/sync/streams/jobs.js"
-import { Checkpoints, CheckpointsLive } from "../../../src/sync/Checkpoints.js"
-import { Warehouse, WarehouseLive } from "../../../src/sync/Warehouse.js"
+import { Checkpoints, CheckpointsLive } from "../../../src/sync/pass/Checkpoints.js"
+import { Warehouse, WarehouseLive } from "../../../src/sync/landing/Warehouse.js"
 import { job, landed, rowsRead } from "../../support/jobFixtures.js"
 
 const url = process.env.TEST_DATABASE_URL

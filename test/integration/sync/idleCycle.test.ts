@@ -1,7 +1,7 @@
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { measureIdleCycle } from "../../../bench/lib/idleCycle.js"
-import { SyncRunner } from "../../../src/sync/SyncRunner.js"
+import { SyncRunner } from "../../../src/run/SyncRunner.js"
 import { connectAccount } from "../../support/connector.js"
 import { embeddedTestDatabase, TestDatabase } from "../../support/database.js"
 import { TestEmulator } from "../../support/emulator.js"

@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { SyncRunner } from "../../../src/sync/SyncRunner.js"
+import { SyncRunner } from "../../../src/run/SyncRunner.js"
 import { jobScalarsStream } from "../../support/jobsOnly.js"
 import { connectAccount } from "../../support/connector.js"
 import { TestEmulator } from "../../support/emulator.js"

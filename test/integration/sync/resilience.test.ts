@@ -1,6 +1,6 @@
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { SyncRunner } from "../../../src/sync/SyncRunner.js"
+import { SyncRunner } from "../../../src/run/SyncRunner.js"
 import { connectAccount } from "../../support/connector.js"
 import { TestEmulator } from "../../support/emulator.js"
 import { estimateQueryCost } from "../../../src/api/costEstimate.js"

@@ -1,6 +1,6 @@
 import { expect, layer } from "@effect/vitest"
 import { Chunk, Effect, Fiber, TestClock, TestContext, TestServices } from "effect"
-import { SyncRunner } from "../../../src/sync/SyncRunner.js"
+import { SyncRunner } from "../../../src/run/SyncRunner.js"
 import { allStreams } from "../../../src/sync/streams/index.js"
 import { connectAccount } from "../../support/connector.js"
 import { TestEmulator } from "../../support/emulator.js"

@@ -5,8 +5,8 @@
  */
 import { Effect, Layer } from "effect"
 import { ProgressTerminal } from "../../../src/cli/live/ProgressTerminal.js"
-import { Progress, type ProgressSnapshot } from "../../../src/sync/Progress.js"
-import { zeroCounts } from "../../../src/sync/Runs.js"
+import { Progress, type ProgressSnapshot } from "../../../src/run/Progress.js"
+import { zeroCounts } from "../../../src/run/Runs.js"
 
 const plan = [
   { stream: "users", rows: 100 },

@@ -7,8 +7,8 @@
 import { Effect, Layer, Logger } from "effect"
 import { ProgressTerminal } from "../../../src/cli/live/ProgressTerminal.js"
 import { terminalLogger } from "../../../src/observability/logging.js"
-import { Progress, type ProgressSnapshot } from "../../../src/sync/Progress.js"
-import { zeroCounts } from "../../../src/sync/Runs.js"
+import { Progress, type ProgressSnapshot } from "../../../src/run/Progress.js"
+import { zeroCounts } from "../../../src/run/Runs.js"
 
 const accounts = [
   { accountId: "acc-1", accountName: "Northwind Landscaping", streams: ["users", "jobs", "invoices"], rows: 300 },

@@ -1,4 +1,4 @@
-// A stand-in for serve's event-consumer thread (src/cli/consumerWorker.ts) that answers the same questions over the
+// A stand-in for serve's event-consumer thread (src/serve/consumerWorker.ts) that answers the same questions over the
 // same worker protocol, and then fails the way `workerData.mode` says: "exits" (the thread ends after its first
 // answer) or "hangs" (it never answers).
 import { WorkerRunner } from "@effect/platform"

@@ -3,7 +3,7 @@ import { buildSchema } from "graphql"
 import * as fs from "node:fs"
 import { checkDocuments, type Finding } from "../../../src/api/schemaCheck.js"
 import { serviceSchema, serviceSchemaPath } from "../../../src/api/serviceSchema.js"
-import { sentDocuments } from "../../../src/sync/sentDocuments.js"
+import { sentDocuments } from "../../../src/cli/sentDocuments.js"
 import { definedStreams } from "../../../src/sync/streams/index.js"
 
 const vendored = fs.readFileSync(serviceSchemaPath, "utf8")

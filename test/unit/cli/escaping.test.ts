@@ -4,8 +4,8 @@ import type { Connection } from "../../../src/auth/Connections.js"
 import { connectionsTable, deletionLines, eventsTable, streamsTable, unmatchedLines } from "../../../src/cli/status.js"
 import { renderSummary, runExit } from "../../../src/cli/summary.js"
 import { loggerFor } from "../../../src/observability/logging.js"
-import { zeroCounts } from "../../../src/sync/Runs.js"
-import type { AccountReport } from "../../../src/sync/SyncRunner.js"
+import { zeroCounts } from "../../../src/run/Runs.js"
+import type { AccountReport } from "../../../src/run/SyncRunner.js"
 
 /** What text from outside carries to take over a terminal: clear the screen, retitle the window, fake a prompt, reverse the line. */
 const name = "Evil\u001b[2J\u001b]0;owned\u0007 Ltd\r\nroot# \u202e"

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "@effect/vitest"
 import { progressLine } from "../../../src/cli/live/progressLine.js"
 import { displayWidth } from "../../../src/cli/output/text.js"
-import type { ProgressSnapshot } from "../../../src/sync/Progress.js"
-import { accountRemainingMs, expectedPointsPerRow, remainingMs, runRemainingMs } from "../../../src/sync/progressEstimate.js"
+import type { ProgressSnapshot } from "../../../src/run/Progress.js"
+import { accountRemainingMs, expectedPointsPerRow, remainingMs, runRemainingMs } from "../../../src/run/progressEstimate.js"
 import { RunEstimate } from "../../../src/cli/live/runEstimate.js"
-import { zeroCounts } from "../../../src/sync/Runs.js"
+import { zeroCounts } from "../../../src/run/Runs.js"
 
 const now = 1_000_000
 const snapshot = (over: Partial<ProgressSnapshot> = {}): ProgressSnapshot => ({

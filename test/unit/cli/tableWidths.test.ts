@@ -3,8 +3,8 @@ import type { Connection } from "../../../src/auth/Connections.js"
 import { displayWidth } from "../../../src/cli/output/text.js"
 import { connectionsTable, streamsTable } from "../../../src/cli/status.js"
 import { renderSummary } from "../../../src/cli/summary.js"
-import { zeroCounts } from "../../../src/sync/Runs.js"
-import type { AccountReport } from "../../../src/sync/SyncRunner.js"
+import { zeroCounts } from "../../../src/run/Runs.js"
+import type { AccountReport } from "../../../src/run/SyncRunner.js"
 
 const streams = ["users", "products", "clients", "properties", "requests", "quotes", "jobs", "visits", "invoices"]
 

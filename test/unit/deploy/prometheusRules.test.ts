@@ -3,7 +3,7 @@ import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { Option } from "effect"
-import { healthMetrics } from "../../../src/observability/healthMetrics.js"
+import { healthMetrics } from "../../../src/health/healthMetrics.js"
 import { promtoolAvailable, promtoolSkipReason } from "../../support/promtool.js"
 
 const root = path.resolve(import.meta.dirname, "../../..")

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { type Answer, atOffset, type Place, RecentIds, Walk } from "../../../src/sync/Continuation.js"
+import { type Answer, atOffset, type Place, RecentIds, Walk } from "../../../src/sync/paging/Continuation.js"
 
 /** A tiny seeded generator (mulberry32): the same churn for the same seed. */
 const random = (seed: number) => () => {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Option } from "effect"
-import { fullPassesOnly, newestFirst, updatedSince } from "../../../src/sync/Incremental.js"
+import { fullPassesOnly, newestFirst, updatedSince } from "../../../src/sync/pass/Incremental.js"
 import type { Checkpoint } from "../../../src/sync/model.js"
-import { decidePass, type PassInput } from "../../../src/sync/PassPlan.js"
+import { decidePass, type PassInput } from "../../../src/sync/pass/PassPlan.js"
 
 const hour = 3_600_000
 const now = Date.parse("2026-11-23T12:00:00Z")

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Option } from "effect"
-import { newestFirst, updatedSince } from "../../../src/sync/Incremental.js"
+import { newestFirst, updatedSince } from "../../../src/sync/pass/Incremental.js"
 import type { Page } from "../../../src/sync/model.js"
-import type { PassToMake } from "../../../src/sync/PassPlan.js"
-import { advance, batchHighWater, type BatchStep, type PassRules, passRules, type PassState, passStarts } from "../../../src/sync/PassState.js"
+import type { PassToMake } from "../../../src/sync/pass/PassPlan.js"
+import { advance, batchHighWater, type BatchStep, type PassRules, passRules, type PassState, passStarts } from "../../../src/sync/pass/PassState.js"
 
 const minute = 60_000
 const t0 = Date.parse("2026-11-23T12:00:00Z")

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { settleById } from "../../../src/sync/Confirmations.js"
+import { settleById } from "../../../src/sync/pass/Confirmations.js"
 import {
   type Answer,
   type AnswerVerdict,
@@ -16,7 +16,7 @@ import {
   type PassFacts,
   type Proof,
   undecidedNote
-} from "../../../src/sync/SweepPlan.js"
+} from "../../../src/sync/pass/SweepPlan.js"
 
 const candidates = (...ids: ReadonlyArray<string>): ReadonlyArray<Candidate> => ids.map((id) => ({ id, near: `t-${id}` }))
 

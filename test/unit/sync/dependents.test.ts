@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { dependencyPlan } from "../../../src/sync/Dependents.js"
+import { dependencyPlan } from "../../../src/sync/pass/Dependents.js"
 import { definedStreams, streamNamed } from "../../../src/sync/streams/index.js"
 import { type AnyStream, type Dependency, define, excluding } from "../../../src/sync/streams/Stream.js"
 import { visitsStream } from "../../../src/sync/streams/visits.js"

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Schema } from "effect"
-import { nodeGuard } from "../../../src/sync/nodeGuard.js"
+import { nodeGuard } from "../../../src/sync/paging/nodeGuard.js"
 import { DateTime } from "../../../src/sync/streams/fields.js"
 import { jobScalarsStream } from "../../support/jobsOnly.js"
 import { job } from "../../support/jobFixtures.js"

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Deferred, Effect, Either, Ref, Stream } from "effect"
 import type { Page } from "../../../src/sync/model.js"
-import { gatherPages, pageBatches, prefetchPages } from "../../../src/sync/Pager.js"
+import { gatherPages, pageBatches, prefetchPages } from "../../../src/sync/paging/Pager.js"
 
 const page = (n: number): Page => ({
   partition: 0,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { afterCursor, atOffset, reaskLimit } from "../../../../src/sync/Continuation.js"
+import { afterCursor, atOffset, reaskLimit } from "../../../../src/sync/paging/Continuation.js"
 import { answered, askAgain, type Asking, firstAsk, nextAsk, pointsBound } from "../../../../src/sync/paging/reask.js"
 
 /** An asking state after `asks` asks that threw away `wasted` points, the last at `offset`. */
