@@ -55,6 +55,8 @@ layer(syncHarness({ accounts: 8, jobs: jobsPerAccount, limits: { maxPoints: 100_
       const resumedAfter = yield* Effect.orDie(again)
       for (const r of resumedAfter) expect(r.seconds, `account ${r.account_id} ran again ${r.seconds} s after the kill`).toBeLessThanOrEqual(30)
       yield* Effect.sync(() => console.info(`failover under a full cap: ${resumedAfter.map((r) => r.seconds.toFixed(1)).join(", ")} s after the kill`))
+      // the failover measured: the rest of the backfills need not answer late to end exact
+      yield* admin.setFaults({})
 
       yield* waitUntil(
         "every account's backfill done",

@@ -20,7 +20,7 @@ const succeededRuns = (kind: string) =>
     return rows[0]!.n
   }).pipe(Effect.orDie)
 
-layer(syncHarness({ accounts: 20, jobs: 40 }, { env: { ...queueTestEnv, SYNC_INCREMENTAL_EVERY: "15 seconds" } }), {
+layer(syncHarness({ accounts: 20, jobs: 40 }, { env: { ...queueTestEnv, SYNC_INCREMENTAL_EVERY: "5 seconds" } }), {
   timeout: 180_000,
   excludeTestServices: true
 })("two workers over 20 accounts", (it) => {
@@ -34,8 +34,9 @@ layer(syncHarness({ accounts: 20, jobs: 40 }, { env: { ...queueTestEnv, SYNC_INC
 
       // due time 1: never synced, each account gets its first full pass (the workers' own tick at start)
       yield* waitUntil("every account's first full pass", 90, Effect.map(succeededRuns("full"), (n) => n === 20))
-      // due time 2: SYNC_INCREMENTAL_EVERY after that, a tick of the schedule makes every account due again
-      yield* Effect.sleep("16 seconds")
+      // due time 2: SYNC_INCREMENTAL_EVERY after that, a tick of the schedule makes every account due again (the only
+      // ticks are the workers' own at start and this one, so no account can take a second incremental pass)
+      yield* Effect.sleep("6 seconds")
       yield* withQueue(env, (queue) => queue.tick)
       yield* waitUntil("every account's incremental pass", 60, Effect.map(succeededRuns("incremental"), (n) => n === 20))
       yield* Effect.sleep("1 second")
