@@ -26,7 +26,8 @@ const proxy = serviceProxy({
   }
 })
 
-const harness = syncHarness({ accounts: 1, jobs: 200, limits: { maxPoints: 100_000, restoreRate: 1_000_000 } }, { serviceUrl: proxy })
+// 2,000 jobs: more pages than one batch gathers (gatherPages), so a pass always has a batch before its last, where it looks
+const harness = syncHarness({ accounts: 1, jobs: 2000, limits: { maxPoints: 100_000, restoreRate: 1_000_000 } }, { serviceUrl: proxy })
 
 /** Everything a drain could write for the account: its rows, its events, its checkpoints, its runs. */
 const written = (accountId: string) =>
