@@ -129,15 +129,15 @@ export const SyncRunnerLive = Layer.effect(
       Effect.gen(function* () {
         const { accountId } = account
         let accountName = account.accountName
-        const elsewhere = yield* leases.acquire(accountId)
-        if (Option.isSome(elsewhere)) {
-          const { holder, thisProcess } = elsewhere.value
+        const taken = yield* leases.acquireForRun(accountId)
+        if (Either.isLeft(taken)) {
+          const { holder, thisProcess } = taken.left
           const message = `${thisProcess ? "another run of this process" : "another account-sync process"} is syncing this account (held by ${holder})`
           yield* Effect.logWarning(message)
           for (const s of streams) yield* runs.skipped(accountId, s.name, kindOf(request), message)
-          return { accountId, accountName, outcome: "skipped", streams: [], message, heldElsewhere: elsewhere.value } satisfies AccountReport
+          return { accountId, accountName, outcome: "skipped", streams: [], message, heldElsewhere: taken.left } satisfies AccountReport
         }
-        const abandoned = yield* runs.closeAbandoned(accountId)
+        const abandoned = taken.right.abandoned ?? (yield* runs.closeAbandoned(accountId))
         if (abandoned > 0) yield* Effect.logInfo(`${abandoned} run(s) left 'running' under an earlier holder of the account's lease marked interrupted`)
 
         const reports: Array<StreamReport> = []
