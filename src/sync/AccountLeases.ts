@@ -75,6 +75,21 @@ export const stillHeld = (sql: SqlClient.SqlClient, accountId: string, stream: s
 export const leasedTransaction = <A, E, R>(sql: SqlClient.SqlClient, accountId: string, stream: string, write: Effect.Effect<A, E, R>) =>
   sql.withTransaction(Effect.zipRight(stillHeld(sql, accountId, stream), write)).pipe(Effect.uninterruptible, retryOnConnectionLoss)
 
+/**
+ * A write made by the lease's release statement (one statement, not two): a data-modifying statement whose $1 is the
+ * account and whose own parameters start at $3.
+ */
+export interface WriteOnRelease {
+  readonly statement: string
+  readonly params: ReadonlyArray<unknown>
+}
+
+/** A lease taken for a run: the runs it closed (see acquireForRun), and a write to make with its release. */
+export interface TakenForRun {
+  readonly abandoned: number | undefined
+  readonly onRelease: (write: WriteOnRelease) => Effect.Effect<void>
+}
+
 /** Why a lease was not taken: who holds it, and whether that is this very process. */
 export interface HeldElsewhere {
   readonly holder: string
@@ -96,12 +111,12 @@ export class AccountLeases extends Context.Tag("account-sync/AccountLeases")<
      * number closed; else `abandoned` is undefined and the caller closes them in a statement of its own (a hung
      * holder's write may have landed after the taking statement's snapshot).
      */
-    readonly acquireForRun: (accountId: string) => Effect.Effect<Either.Either<{ readonly abandoned: number | undefined }, HeldElsewhere>, SqlError.SqlError, Scope.Scope>
+    readonly acquireForRun: (accountId: string) => Effect.Effect<Either.Either<TakenForRun, HeldElsewhere>, SqlError.SqlError, Scope.Scope>
   }
 >() {}
 
 const Taken = Schema.Struct({ epoch: Schema.Union(Schema.Number, Schema.NumberFromString) })
-const TakenForRun = Schema.Struct({
+const TakenForRunRow = Schema.Struct({
   epoch: Schema.Union(Schema.Number, Schema.NumberFromString),
   released: Schema.Boolean,
   abandoned: Schema.Union(Schema.Number, Schema.NumberFromString)
@@ -249,7 +264,7 @@ export const AccountLeasesLive = Layer.scoped(
       accountId: string,
       statement: string,
       result: Schema.Schema<A, I>
-    ): Effect.Effect<Either.Either<A, HeldElsewhere>, SqlError.SqlError, Scope.Scope> =>
+    ): Effect.Effect<Either.Either<{ readonly taken: A; readonly onRelease: TakenForRun["onRelease"] }, HeldElsewhere>, SqlError.SqlError, Scope.Scope> =>
       Effect.gen(function* () {
         const rows = yield* execute(statement, [accountId, instance, singleSession, seconds]).pipe(
           // a write under the old epoch still running past lock_timeout: the account is busy, as if held
@@ -267,18 +282,27 @@ export const AccountLeasesLive = Layer.scoped(
         }
         const lease: HeldLease = { accountId, epoch: taken.epoch }
         yield* Ref.update(held, (m) => m.set(accountId, lease.epoch))
+        const alsoWrite = yield* Ref.make<WriteOnRelease | undefined>(undefined)
         yield* Effect.addFinalizer(() =>
           Ref.update(held, (m) => (m.get(accountId) === lease.epoch && m.delete(accountId), m)).pipe(
-            Effect.zipRight(execute(releaseStatement, [accountId, lease.epoch])),
+            Effect.zipRight(Ref.get(alsoWrite)),
+            Effect.flatMap((also) =>
+              also === undefined
+                ? execute(releaseStatement, [accountId, lease.epoch])
+                : execute(`WITH released AS (${releaseStatement}), also AS (${also.statement}) SELECT 1`, [accountId, lease.epoch, ...also.params])
+            ),
             Effect.ignore
           )
         )
         yield* Effect.locallyScoped(currentAccountLease, Option.some(lease))
-        return Either.right(taken)
+        return Either.right({ taken, onRelease: (write: WriteOnRelease) => Ref.set(alsoWrite, write) })
       })
     const acquire = (accountId: string) => Effect.map(take(accountId, acquireStatement, Taken), Either.getLeft)
     const acquireForRun = (accountId: string) =>
-      Effect.map(take(accountId, acquireForRunStatement, TakenForRun), Either.map((t) => ({ abandoned: t.released ? t.abandoned : undefined })))
+      Effect.map(
+        take(accountId, acquireForRunStatement, TakenForRunRow),
+        Either.map(({ taken, onRelease }): TakenForRun => ({ abandoned: taken.released ? taken.abandoned : undefined, onRelease }))
+      )
 
     return AccountLeases.of({ acquire, acquireForRun })
   })

@@ -2,6 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Deferred, Effect, Either, Fiber, Layer, Option } from "effect"
 import crypto from "node:crypto"
+import { recordOutcomeStatement } from "../../../src/sync/AccountHealth.js"
 import { AccountLeases, AccountLeasesLive, leasedTransaction } from "../../../src/sync/AccountLeases.js"
 import { withEnv } from "../../support/config.js"
 import { embeddedTestDatabase, TestDatabase, TestDatabaseLive, testDatabaseUrlAs, withPgClient } from "../../support/database.js"
@@ -75,7 +76,7 @@ layer(TestLayer, { timeout: 60_000, excludeTestServices: true })("account leases
     })
   )
 
-  it.effect("a run's taking closes the runs left running under earlier epochs in its statement after a release; after a lapse it leaves them to the caller", () =>
+  it.effect("a run's taking closes the runs left running under earlier epochs in its statement after a release (which writes the run's outcome with it); after a lapse it leaves them to the caller", () =>
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
       const leasesOf = yield* AccountLeases
@@ -85,15 +86,26 @@ layer(TestLayer, { timeout: 60_000, excludeTestServices: true })("account leases
       const outcomes = (accountId: string) =>
         Effect.map(sql<{ outcome: string }>`SELECT outcome FROM sync_runs WHERE account_id = ${accountId} ORDER BY id`, (rows) => rows.map((r) => r.outcome))
       // released: the run left running under the earlier epoch is closed by the next taking
-      yield* Effect.scoped(Effect.zipRight(leasesOf.acquireForRun("acc-runs"), leftRunning("acc-runs")))
+      // the outcome written by the release's statement, with it
+      yield* Effect.scoped(
+        Effect.flatMap(leasesOf.acquireForRun("acc-runs"), (taken) =>
+          Effect.zipRight(
+            leftRunning("acc-runs"),
+            Either.isRight(taken) ? taken.right.onRelease({ statement: recordOutcomeStatement, params: ["failed", "boom"] }) : Effect.die("not taken")
+          )
+        )
+      )
+      const health = yield* sql<{ last_error: string; live: boolean }>`
+        SELECT h.last_error, l.expires_at > now() AS live FROM account_health h JOIN account_leases l USING (account_id) WHERE account_id = 'acc-runs'`
+      expect(health).toEqual([{ last_error: "boom", live: false }])
       const released = yield* Effect.scoped(Effect.tap(leasesOf.acquireForRun("acc-runs"), () => leftRunning("acc-runs")))
-      expect(released).toEqual(Either.right({ abandoned: 1 }))
+      expect(Either.map(released, (t) => t.abandoned)).toEqual(Either.right(1))
       expect(yield* outcomes("acc-runs")).toEqual(["interrupted", "running"])
       // lapsed, not released (its holder hung or died): the taking closes nothing, the caller does
       yield* sql`UPDATE account_leases SET expires_at = now() - interval '1 second' WHERE account_id = 'acc-runs'`
       yield* Effect.scoped(
         Effect.gen(function* () {
-          expect(yield* leasesOf.acquireForRun("acc-runs")).toEqual(Either.right({ abandoned: undefined }))
+          expect(Either.map(yield* leasesOf.acquireForRun("acc-runs"), (t) => t.abandoned)).toEqual(Either.right(undefined))
           expect(yield* outcomes("acc-runs")).toEqual(["interrupted", "running"])
           // held: a second taking is refused and closes nothing
           const refused = yield* Effect.scoped(leasesOf.acquireForRun("acc-runs"))
