@@ -228,10 +228,11 @@ export const AccessTokensLive = Layer.effect(
           return kept.token
         }
         recent.delete(accountId)
-        const status = yield* Effect.orDie(connections.status(accountId))
-        if (status !== "active") return yield* new NotConnected({ accountId, status })
         // a plain read: repeated on a new session when the old one was lost (a terminated backend, a reset socket)
-        const current = yield* retryOnConnectionLoss(store.read(accountId)).pipe(Effect.catchTags({ SqlError: Effect.die }))
+        const { status, tokens: current } = yield* retryOnConnectionLoss(store.readWithStatus(accountId)).pipe(
+          Effect.catchTags({ SqlError: Effect.die })
+        )
+        if (status !== "active") return yield* new NotConnected({ accountId, status })
         if (Option.isNone(current)) return yield* new NotConnected({ accountId, status: "active, without tokens" })
         // a refresh answer still to be saved goes first, even while the stored token is usable
         if (isUsable(current.value, nowMs, skewMs) && !unsaved.has(accountId)) {

@@ -1,5 +1,6 @@
 import { SqlClient, type SqlError } from "@effect/sql"
 import { Clock, Context, Effect, Layer, Option, type Redacted, Schema } from "effect"
+import type { ConnectionStatus, StatusOrAbsent } from "./Connections.js"
 import { TokenUnreadable } from "./errors.js"
 import { TokenCipher } from "./TokenCipher.js"
 import type { IssuedTokens } from "./TokenEndpoint.js"
@@ -21,6 +22,16 @@ const TokenRow = Schema.Struct({
   version: Schema.Union(Schema.Number, Schema.NumberFromString)
 })
 const decodeRows = Schema.decodeUnknown(Schema.Array(TokenRow))
+const StatusAndTokenRow = Schema.Struct({
+  // Connections.ts imports this module: its schema is not imported back at load time
+  status: Schema.NullOr(Schema.Literal("active", "revoked", "disconnected") satisfies Schema.Schema<ConnectionStatus>),
+  account_id: Schema.NullOr(Schema.String),
+  access_token: Schema.NullOr(Schema.Uint8ArrayFromSelf),
+  refresh_token: Schema.NullOr(Schema.Uint8ArrayFromSelf),
+  access_expires_at: Schema.NullOr(Schema.DateFromSelf),
+  version: Schema.NullOr(Schema.Union(Schema.Number, Schema.NumberFromString))
+})
+const decodeStatusAndToken = Schema.decodeUnknown(Schema.Array(StatusAndTokenRow))
 
 type StoreError = SqlError.SqlError | TokenUnreadable
 
@@ -29,6 +40,10 @@ export class TokenStore extends Context.Tag("account-sync/TokenStore")<
   TokenStore,
   {
     readonly read: (accountId: string) => Effect.Effect<Option.Option<StoredTokens>, StoreError>
+    /** The connection's status, and its tokens when it is active (never decrypted otherwise), read in one statement. */
+    readonly readWithStatus: (
+      accountId: string
+    ) => Effect.Effect<{ readonly status: StatusOrAbsent; readonly tokens: Option.Option<StoredTokens> }, StoreError>
     /** Locks the row until the surrounding transaction ends (cross-process single-flight). */
     readonly readForUpdate: (accountId: string) => Effect.Effect<Option.Option<StoredTokens>, StoreError>
     /**
@@ -68,6 +83,24 @@ export const TokenStoreLive = Layer.effect(
         Effect.flatMap(one)
       )
 
+    const readWithStatus = (accountId: string) =>
+      sql`
+        SELECT c.status, t.account_id, t.access_token, t.refresh_token, t.access_expires_at, t.version
+        FROM (SELECT ${accountId}::text AS account_id) k
+          LEFT JOIN connections c ON c.account_id = k.account_id
+          LEFT JOIN oauth_tokens t ON t.account_id = k.account_id AND c.status = 'active'`.pipe(
+        Effect.flatMap((rows) => Effect.orDie(decodeStatusAndToken(rows))),
+        Effect.flatMap((rows) => {
+          const row = rows[0]
+          const status: StatusOrAbsent = row?.status ?? "never connected"
+          if (row === undefined || status !== "active" || row.account_id === null || row.access_token === null || row.access_expires_at === null || row.version === null) {
+            return Effect.succeed({ status, tokens: Option.none<StoredTokens>() })
+          }
+          const token = { ...row, account_id: row.account_id, access_token: row.access_token, access_expires_at: row.access_expires_at, version: row.version }
+          return Effect.map(decrypt(token), (tokens) => ({ status, tokens: Option.some(tokens) }))
+        })
+      )
+
     const readForUpdate = (accountId: string) =>
       sql`SELECT account_id, access_token, refresh_token, access_expires_at, version FROM oauth_tokens WHERE account_id = ${accountId} FOR UPDATE`.pipe(
         Effect.flatMap(one)
@@ -102,6 +135,6 @@ export const TokenStoreLive = Layer.effect(
 
     const remove = (accountId: string) => Effect.asVoid(sql`DELETE FROM oauth_tokens WHERE account_id = ${accountId}`)
 
-    return { read, readForUpdate, write, remove }
+    return { read, readWithStatus, readForUpdate, write, remove }
   })
 )

@@ -20,6 +20,19 @@ const Row = Schema.Struct({
   updated_at: Schema.DateFromSelf
 })
 
+/**
+ * A finished run's outcome recorded, as AccountHealth.record does, in a statement of its own or in another's WITH
+ * (AccountLeases' release): $1 the account, $3 the outcome, $4 the error.
+ */
+export const recordOutcomeStatement = `
+  INSERT INTO account_health (account_id, last_outcome, failures_in_a_row, last_error, updated_at)
+  VALUES ($1, $3, CASE WHEN $3 = 'failed' THEN 1 ELSE 0 END, $4, now())
+  ON CONFLICT (account_id) DO UPDATE SET
+    last_outcome = EXCLUDED.last_outcome,
+    failures_in_a_row = CASE WHEN EXCLUDED.last_outcome = 'failed' THEN account_health.failures_in_a_row + 1 ELSE 0 END,
+    last_error = EXCLUDED.last_error,
+    updated_at = EXCLUDED.updated_at`
+
 /** The `account_health` table: each account's run outcomes in a row (alerts on an account failing twice in a row). */
 export class AccountHealth extends Context.Tag("account-sync/AccountHealth")<
   AccountHealth,

@@ -7,8 +7,8 @@ import { AccessTokens } from "../auth/AccessTokens.js"
 import { type Connection, Connections } from "../auth/Connections.js"
 import { isLostConnectionError } from "../db/connectionRetry.js"
 import { DatabaseTopology } from "../db/Database.js"
-import { AccountHealth } from "./AccountHealth.js"
-import { AccountLeases, type HeldElsewhere } from "../sync/AccountLeases.js"
+import { AccountHealth, recordOutcomeStatement } from "./AccountHealth.js"
+import { AccountLeases, type HeldElsewhere, type TakenForRun } from "../sync/AccountLeases.js"
 import type { Mode } from "../sync/pass/PassPlan.js"
 import { planAccount } from "./accountPlan.js"
 import { Pager } from "../sync/paging/Pager.js"
@@ -118,26 +118,32 @@ export const SyncRunnerLive = Layer.effect(
      * A run that synced or failed counts in the account's health (skipped and revoked ones say nothing about it, nor
      * does a run whose lease moved: it writes nothing more for the account).
      */
-    const recordHealth = (report: AccountReport) =>
+    const countsInHealth = (report: AccountReport): report is AccountReport & { readonly outcome: "synced" | "failed" } =>
       (report.outcome === "synced" || report.outcome === "failed") && report.leaseLost !== true
+    // reports whose outcome the lease's release statement recorded
+    const recordedOnRelease = new WeakSet<AccountReport>()
+    const recordHealth = (report: AccountReport) =>
+      countsInHealth(report) && !recordedOnRelease.has(report)
         ? health
             .record(report.accountId, report.outcome, report.message ?? null)
             .pipe(Effect.catchAll((e) => Effect.logWarning(`could not record the account's run outcome (alerts read it): ${describeError(e)}`)))
         : Effect.void
 
-    const runAccount = (account: Connection, streams: ReadonlyArray<AnyStream>, request: RunRequest): Effect.Effect<AccountReport, SqlError.SqlError> =>
-      Effect.gen(function* () {
+    const runAccount = (account: Connection, streams: ReadonlyArray<AnyStream>, request: RunRequest): Effect.Effect<AccountReport, SqlError.SqlError> => {
+      let onRelease: TakenForRun["onRelease"] | undefined
+      return Effect.gen(function* () {
         const { accountId } = account
         let accountName = account.accountName
-        const elsewhere = yield* leases.acquire(accountId)
-        if (Option.isSome(elsewhere)) {
-          const { holder, thisProcess } = elsewhere.value
+        const taken = yield* leases.acquireForRun(accountId)
+        if (Either.isLeft(taken)) {
+          const { holder, thisProcess } = taken.left
           const message = `${thisProcess ? "another run of this process" : "another account-sync process"} is syncing this account (held by ${holder})`
           yield* Effect.logWarning(message)
           for (const s of streams) yield* runs.skipped(accountId, s.name, kindOf(request), message)
-          return { accountId, accountName, outcome: "skipped", streams: [], message, heldElsewhere: elsewhere.value } satisfies AccountReport
+          return { accountId, accountName, outcome: "skipped", streams: [], message, heldElsewhere: taken.left } satisfies AccountReport
         }
-        const abandoned = yield* runs.closeAbandoned(accountId)
+        onRelease = taken.right.onRelease
+        const abandoned = taken.right.abandoned ?? (yield* runs.closeAbandoned(accountId))
         if (abandoned > 0) yield* Effect.logInfo(`${abandoned} run(s) left 'running' under an earlier holder of the account's lease marked interrupted`)
 
         const reports: Array<StreamReport> = []
@@ -221,6 +227,15 @@ export const SyncRunnerLive = Layer.effect(
         if (failed.length > 0) return { accountId, accountName, outcome: "failed", streams: reports, message: failed.join("; ") } satisfies AccountReport
         return { accountId, accountName, outcome: "synced", streams: reports } satisfies AccountReport
       }).pipe(
+        // the outcome recorded by the lease's release, in its statement
+        Effect.tap((report) =>
+          onRelease !== undefined && countsInHealth(report)
+            ? Effect.zipRight(
+                onRelease({ statement: recordOutcomeStatement, params: [report.outcome, report.message ?? null] }),
+                Effect.sync(() => recordedOnRelease.add(report))
+              )
+            : Effect.void
+        ),
         Effect.scoped,
         Effect.ensuring(progress.accountEnded(account.accountId)),
         // a bug met by one account fails that account, not the run: the others finish and are recorded
@@ -234,6 +249,7 @@ export const SyncRunnerLive = Layer.effect(
         Effect.annotateLogs({ accountId: account.accountId }),
         Effect.withSpan("sync.account", { attributes: { accountId: account.accountId } })
       )
+    }
 
     const run: SyncRunnerShape["run"] = (request) =>
       Effect.gen(function* () {

@@ -1,5 +1,5 @@
 import { SqlClient, type SqlConnection, type SqlError, SqlSchema, type Statement } from "@effect/sql"
-import { Config, Context, Deferred, Duration, Effect, FiberRef, Layer, Option, Queue, Ref, Schedule, Schema, Scope } from "effect"
+import { Config, Context, Deferred, Either, Duration, Effect, FiberRef, Layer, Option, Queue, Ref, Schedule, Schema, Scope } from "effect"
 import { randomUUID } from "node:crypto"
 import { isConnectionLost, retryOnConnectionLoss } from "../db/connectionRetry.js"
 import { DatabaseTopology } from "../db/Database.js"
@@ -75,6 +75,21 @@ export const stillHeld = (sql: SqlClient.SqlClient, accountId: string, stream: s
 export const leasedTransaction = <A, E, R>(sql: SqlClient.SqlClient, accountId: string, stream: string, write: Effect.Effect<A, E, R>) =>
   sql.withTransaction(Effect.zipRight(stillHeld(sql, accountId, stream), write)).pipe(Effect.uninterruptible, retryOnConnectionLoss)
 
+/**
+ * A write made by the lease's release statement (one statement, not two): a data-modifying statement whose $1 is the
+ * account and whose own parameters start at $3.
+ */
+export interface WriteOnRelease {
+  readonly statement: string
+  readonly params: ReadonlyArray<unknown>
+}
+
+/** A lease taken for a run: the runs it closed (see acquireForRun), and a write to make with its release. */
+export interface TakenForRun {
+  readonly abandoned: number | undefined
+  readonly onRelease: (write: WriteOnRelease) => Effect.Effect<void>
+}
+
 /** Why a lease was not taken: who holds it, and whether that is this very process. */
 export interface HeldElsewhere {
   readonly holder: string
@@ -88,10 +103,24 @@ export interface HeldElsewhere {
  */
 export class AccountLeases extends Context.Tag("account-sync/AccountLeases")<
   AccountLeases,
-  { readonly acquire: (accountId: string) => Effect.Effect<Option.Option<HeldElsewhere>, SqlError.SqlError, Scope.Scope> }
+  {
+    readonly acquire: (accountId: string) => Effect.Effect<Option.Option<HeldElsewhere>, SqlError.SqlError, Scope.Scope>
+    /**
+     * `acquire` for a sync run, which closes the account's runs left `running` under earlier leases: in the taking
+     * statement when the previous holder released the lease (none of its writes can still land), `abandoned` the
+     * number closed; else `abandoned` is undefined and the caller closes them in a statement of its own (a hung
+     * holder's write may have landed after the taking statement's snapshot).
+     */
+    readonly acquireForRun: (accountId: string) => Effect.Effect<Either.Either<TakenForRun, HeldElsewhere>, SqlError.SqlError, Scope.Scope>
+  }
 >() {}
 
 const Taken = Schema.Struct({ epoch: Schema.Union(Schema.Number, Schema.NumberFromString) })
+const TakenForRunRow = Schema.Struct({
+  epoch: Schema.Union(Schema.Number, Schema.NumberFromString),
+  released: Schema.Boolean,
+  abandoned: Schema.Union(Schema.Number, Schema.NumberFromString)
+})
 const Holder = Schema.Struct({ holder: Schema.String, ours: Schema.Boolean })
 const Renewed = Schema.Struct({ account_id: Schema.String })
 
@@ -113,6 +142,33 @@ const acquireStatement = `
     OR CASE WHEN $3 THEN l.instance <> $2
       ELSE NOT EXISTS (SELECT 1 FROM pg_stat_get_activity(l.holder_pid) a WHERE a.backend_start = l.holder_started) END
   RETURNING l.epoch`
+
+/**
+ * acquireStatement, and the account's runs left `running` under an earlier epoch closed in it when the previous lease
+ * was released ('-infinity': its holder's writes all committed before, so this statement's snapshot holds them) or
+ * there was none. `current` is read FOR UPDATE, so it shows the lease as it is once locked.
+ */
+const acquireForRunStatement = `
+  WITH current AS (SELECT epoch, expires_at FROM account_leases WHERE account_id = $1 FOR UPDATE),
+    me AS (SELECT pg_backend_pid() AS pid, (SELECT backend_start FROM pg_stat_get_activity(pg_backend_pid())) AS started),
+    taken AS (
+      INSERT INTO account_leases AS l (account_id, epoch, holder, holder_pid, holder_started, instance, acquired_at, expires_at)
+      SELECT $1, 1, current_setting('application_name') || ' (pid ' || me.pid || ')', CASE WHEN $3 THEN NULL ELSE me.pid END,
+        CASE WHEN $3 THEN NULL ELSE me.started END, $2, now(), now() + make_interval(secs => $4)
+      FROM me WHERE (SELECT count(*) FROM current) >= 0
+      ON CONFLICT (account_id) DO UPDATE SET epoch = l.epoch + 1, holder = EXCLUDED.holder, holder_pid = EXCLUDED.holder_pid,
+        holder_started = EXCLUDED.holder_started, instance = EXCLUDED.instance, acquired_at = now(), expires_at = EXCLUDED.expires_at
+      WHERE l.expires_at <= now()
+        OR CASE WHEN $3 THEN l.instance <> $2
+          ELSE NOT EXISTS (SELECT 1 FROM pg_stat_get_activity(l.holder_pid) a WHERE a.backend_start = l.holder_started) END
+      RETURNING l.epoch),
+    released AS (SELECT NOT EXISTS (SELECT 1 FROM current WHERE expires_at <> '-infinity') AS released),
+    closed AS (
+      UPDATE sync_runs r SET outcome = 'interrupted', finished_at = now(), error = 'the process running it stopped or lost the account'
+      FROM taken, released
+      WHERE released.released AND r.account_id = $1 AND r.outcome = 'running' AND (r.lease_epoch IS NULL OR r.lease_epoch < taken.epoch)
+      RETURNING r.id)
+  SELECT taken.epoch, released.released, (SELECT count(*) FROM closed) AS abandoned FROM taken, released`
 
 const holderStatement = `SELECT holder, instance = $2 AS ours FROM account_leases WHERE account_id = $1`
 
@@ -204,34 +260,50 @@ export const AccountLeasesLive = Layer.scoped(
     }).pipe(Effect.catchAll((e) => Effect.logWarning(`renewing the accounts' leases: ${e.message}`)))
     yield* Effect.forkScoped(Effect.repeat(renew, Schedule.spaced(Duration.millis((seconds * 1000) / 3))))
 
-    const acquire = (accountId: string) =>
+    const take = <A extends { readonly epoch: number }, I>(
+      accountId: string,
+      statement: string,
+      result: Schema.Schema<A, I>
+    ): Effect.Effect<Either.Either<{ readonly taken: A; readonly onRelease: TakenForRun["onRelease"] }, HeldElsewhere>, SqlError.SqlError, Scope.Scope> =>
       Effect.gen(function* () {
-        const rows = yield* execute(acquireStatement, [accountId, instance, singleSession, seconds]).pipe(
+        const rows = yield* execute(statement, [accountId, instance, singleSession, seconds]).pipe(
           // a write under the old epoch still running past lock_timeout: the account is busy, as if held
           Effect.catchIf(
             (e) => (e.cause as { code?: unknown } | undefined)?.code === "55P03",
             () => Effect.succeed([] as ReadonlyArray<unknown>)
           ),
-          Effect.flatMap((r) => Effect.orDie(Schema.decodeUnknown(Schema.Array(Taken))(r)))
+          Effect.flatMap((r) => Effect.orDie(Schema.decodeUnknown(Schema.Array(result))(r)))
         )
         const taken = rows[0]
         if (taken === undefined) {
           const holders = yield* Effect.flatMap(execute(holderStatement, [accountId, instance]), (r) => Effect.orDie(Schema.decodeUnknown(Schema.Array(Holder))(r)))
           const row = holders[0]
-          return Option.some<HeldElsewhere>({ holder: row?.holder ?? "another process", thisProcess: row?.ours ?? false })
+          return Either.left<HeldElsewhere>({ holder: row?.holder ?? "another process", thisProcess: row?.ours ?? false })
         }
         const lease: HeldLease = { accountId, epoch: taken.epoch }
         yield* Ref.update(held, (m) => m.set(accountId, lease.epoch))
+        const alsoWrite = yield* Ref.make<WriteOnRelease | undefined>(undefined)
         yield* Effect.addFinalizer(() =>
           Ref.update(held, (m) => (m.get(accountId) === lease.epoch && m.delete(accountId), m)).pipe(
-            Effect.zipRight(execute(releaseStatement, [accountId, lease.epoch])),
+            Effect.zipRight(Ref.get(alsoWrite)),
+            Effect.flatMap((also) =>
+              also === undefined
+                ? execute(releaseStatement, [accountId, lease.epoch])
+                : execute(`WITH released AS (${releaseStatement}), also AS (${also.statement}) SELECT 1`, [accountId, lease.epoch, ...also.params])
+            ),
             Effect.ignore
           )
         )
         yield* Effect.locallyScoped(currentAccountLease, Option.some(lease))
-        return Option.none<HeldElsewhere>()
+        return Either.right({ taken, onRelease: (write: WriteOnRelease) => Ref.set(alsoWrite, write) })
       })
+    const acquire = (accountId: string) => Effect.map(take(accountId, acquireStatement, Taken), Either.getLeft)
+    const acquireForRun = (accountId: string) =>
+      Effect.map(
+        take(accountId, acquireForRunStatement, TakenForRunRow),
+        Either.map(({ taken, onRelease }): TakenForRun => ({ abandoned: taken.released ? taken.abandoned : undefined, onRelease }))
+      )
 
-    return AccountLeases.of({ acquire })
+    return AccountLeases.of({ acquire, acquireForRun })
   })
 )

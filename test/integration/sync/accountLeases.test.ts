@@ -1,7 +1,8 @@
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
-import { Deferred, Effect, Fiber, Layer, Option } from "effect"
+import { Deferred, Effect, Either, Fiber, Layer, Option } from "effect"
 import crypto from "node:crypto"
+import { recordOutcomeStatement } from "../../../src/run/AccountHealth.js"
 import { AccountLeases, AccountLeasesLive, leasedTransaction } from "../../../src/sync/AccountLeases.js"
 import { withEnv } from "../../support/config.js"
 import { embeddedTestDatabase, TestDatabase, TestDatabaseLive, testDatabaseUrlAs, withPgClient } from "../../support/database.js"
@@ -72,6 +73,46 @@ layer(TestLayer, { timeout: 60_000, excludeTestServices: true })("account leases
       expect(first!.live).toBe(false)
       yield* Effect.scoped(leasesOf.acquire("acc-twice"))
       expect(Number((yield* leaseOf("acc-twice"))!.epoch)).toBe(Number(first!.epoch) + 1)
+    })
+  )
+
+  it.effect("a run's taking closes the runs left running under earlier epochs in its statement after a release (which writes the run's outcome with it); after a lapse it leaves them to the caller", () =>
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const leasesOf = yield* AccountLeases
+      const leftRunning = (accountId: string) =>
+        sql`INSERT INTO sync_runs (account_id, stream, kind, lease_epoch)
+          SELECT account_id, 'jobs', 'incremental', epoch FROM account_leases WHERE account_id = ${accountId} RETURNING id`
+      const outcomes = (accountId: string) =>
+        Effect.map(sql<{ outcome: string }>`SELECT outcome FROM sync_runs WHERE account_id = ${accountId} ORDER BY id`, (rows) => rows.map((r) => r.outcome))
+      // released: the run left running under the earlier epoch is closed by the next taking
+      // the outcome written by the release's statement, with it
+      yield* Effect.scoped(
+        Effect.flatMap(leasesOf.acquireForRun("acc-runs"), (taken) =>
+          Effect.zipRight(
+            leftRunning("acc-runs"),
+            Either.isRight(taken) ? taken.right.onRelease({ statement: recordOutcomeStatement, params: ["failed", "boom"] }) : Effect.die("not taken")
+          )
+        )
+      )
+      const health = yield* sql<{ last_error: string; live: boolean }>`
+        SELECT h.last_error, l.expires_at > now() AS live FROM account_health h JOIN account_leases l USING (account_id) WHERE account_id = 'acc-runs'`
+      expect(health).toEqual([{ last_error: "boom", live: false }])
+      const released = yield* Effect.scoped(Effect.tap(leasesOf.acquireForRun("acc-runs"), () => leftRunning("acc-runs")))
+      expect(Either.map(released, (t) => t.abandoned)).toEqual(Either.right(1))
+      expect(yield* outcomes("acc-runs")).toEqual(["interrupted", "running"])
+      // lapsed, not released (its holder hung or died): the taking closes nothing, the caller does
+      yield* sql`UPDATE account_leases SET expires_at = now() - interval '1 second' WHERE account_id = 'acc-runs'`
+      yield* Effect.scoped(
+        Effect.gen(function* () {
+          expect(Either.map(yield* leasesOf.acquireForRun("acc-runs"), (t) => t.abandoned)).toEqual(Either.right(undefined))
+          expect(yield* outcomes("acc-runs")).toEqual(["interrupted", "running"])
+          // held: a second taking is refused and closes nothing
+          const refused = yield* Effect.scoped(leasesOf.acquireForRun("acc-runs"))
+          expect(Either.isLeft(refused) && refused.left.thisProcess).toBe(true)
+          expect(yield* outcomes("acc-runs")).toEqual(["interrupted", "running"])
+        })
+      )
     })
   )
 
