@@ -6,8 +6,9 @@ import type { TokenUnreadable } from "./errors.js"
 import type { IssuedTokens } from "./TokenEndpoint.js"
 import { TokenStore } from "./TokenStore.js"
 
-export const ConnectionStatus = Schema.Literal("active", "revoked", "disconnected")
-export type ConnectionStatus = typeof ConnectionStatus.Type
+import { ConnectionStatus, type StatusOrAbsent } from "./connectionStatus.js"
+
+export { ConnectionStatus, type StatusOrAbsent } from "./connectionStatus.js"
 
 export interface Connection {
   readonly accountId: string
@@ -47,8 +48,6 @@ const toConnection = (row: typeof ConnectionRow.Type): Connection => ({
 const StatusRow = Schema.Struct({ status: ConnectionStatus })
 const AccountRow = Schema.Struct({ account_id: Schema.String })
 
-/** The connection's status, or "never connected" when there is no row. */
-export type StatusOrAbsent = ConnectionStatus | "never connected"
 
 /**
  * The connection state machine (ARCHITECTURE "Connection states"): active -> revoked | disconnected -> active.

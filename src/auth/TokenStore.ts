@@ -1,6 +1,6 @@
 import { SqlClient, type SqlError } from "@effect/sql"
 import { Clock, Context, Effect, Layer, Option, type Redacted, Schema } from "effect"
-import type { ConnectionStatus, StatusOrAbsent } from "./Connections.js"
+import { ConnectionStatus, type StatusOrAbsent } from "./connectionStatus.js"
 import { TokenUnreadable } from "./errors.js"
 import { TokenCipher } from "./TokenCipher.js"
 import type { IssuedTokens } from "./TokenEndpoint.js"
@@ -23,8 +23,7 @@ const TokenRow = Schema.Struct({
 })
 const decodeRows = Schema.decodeUnknown(Schema.Array(TokenRow))
 const StatusAndTokenRow = Schema.Struct({
-  // Connections.ts imports this module: its schema is not imported back at load time
-  status: Schema.NullOr(Schema.Literal("active", "revoked", "disconnected") satisfies Schema.Schema<ConnectionStatus>),
+  status: Schema.NullOr(ConnectionStatus),
   account_id: Schema.NullOr(Schema.String),
   access_token: Schema.NullOr(Schema.Uint8ArrayFromSelf),
   refresh_token: Schema.NullOr(Schema.Uint8ArrayFromSelf),
