@@ -97,7 +97,7 @@ interface Shown {
 }
 
 /** One stream's pass, as the parts of its run share it. */
-interface PassRun {
+interface RunContext {
   readonly request: StreamRunRequest
   readonly accountId: string
   readonly kind: PassKind
@@ -128,12 +128,12 @@ interface Started {
 }
 
 /** What landing the batches carries from one to the next: the pass, and when the counts were last written. */
-interface Landing {
+interface BatchCarry {
   readonly pass: PassState
   readonly progressWrittenAt: number
 }
 
-const snapshot = (p: PassRun) => Effect.flatMap(Ref.get(p.counts), p.withBudget)
+const snapshot = (p: RunContext) => Effect.flatMap(Ref.get(p.counts), p.withBudget)
 
 /** A stream not due for a pass. */
 const upToDate = (stream: AnyStream, decision: Extract<PassDecision, { readonly _tag: "UpToDate" }>): StreamRunResult => ({
@@ -219,7 +219,7 @@ export const StreamRunLive = Layer.effect(
       })
 
     /** What the parts of a run share: its row, its counts, what the progress display shows. */
-    const passRun = (request: StreamRunRequest, decision: PassToMake, { runId, begun }: Started, startedAtMs: number) =>
+    const makeRunContext = (request: StreamRunRequest, decision: PassToMake, { runId, begun }: Started, startedAtMs: number) =>
       Effect.gen(function* () {
         const { accountId } = request.credentials
         const kind = passKindOf(decision)
@@ -270,11 +270,11 @@ export const StreamRunLive = Layer.effect(
           show,
           gate,
           eventsBetweenPages: yield* eventsBetweenPages(events, consumer, accountId, gate)
-        } satisfies PassRun
+        } satisfies RunContext
       })
 
     /** The batch's pages in one transaction with their checkpoint; the batch that ends an incremental pass ends it there too. */
-    const landPages = (p: PassRun, { landing, progress: pass, ends }: BatchStep) => {
+    const landPages = (p: RunContext, { landing, progress: pass, ends }: BatchStep) => {
       const { accountId } = p
       const fresh = landing.reduce((n, page) => n + page.nodes.length - page.newFrom, 0)
       const batch = {
@@ -318,7 +318,7 @@ export const StreamRunLive = Layer.effect(
      * an incremental pass finds changed (a visit's line items are its job's) read again and landed before it (a run that
      * dies between the two reads them again with it), the batch landed, the counts written now and then.
      */
-    const landBatch = (p: PassRun, { pass, progressWrittenAt }: Landing, batch: ReadonlyArray<Page>) =>
+    const landBatch = (p: RunContext, { pass, progressWrittenAt }: BatchCarry, batch: ReadonlyArray<Page>) =>
       Effect.gen(function* () {
         const step = advance(pass, batch, p.rules)
         if (step.changed.length > 0 && p.rules.since !== undefined) {
@@ -339,7 +339,7 @@ export const StreamRunLive = Layer.effect(
       })
 
     /** The pass: begun (or resumed), its batches landed in order up to the one that ends it, a full pass's end checked. */
-    const passBody = (p: PassRun) =>
+    const landPass = (p: RunContext) =>
       Effect.gen(function* () {
         const { credentials, stream, mode, restart } = p.request
         const begun = p.begun ?? (yield* checkpoints.begin(p.accountId, stream, p.kind, { restart: restart && mode === "backfill" }))
@@ -356,7 +356,7 @@ export const StreamRunLive = Layer.effect(
         yield* Ref.set(p.shown, { landedBefore: begun.checkpoint.position, ...(expectedRows === undefined ? {} : { expectedRows }) })
         yield* Effect.flatMap(snapshot(p), (c) => p.show(c))
         const { partition, position, anchors } = begun.checkpoint
-        const start: Landing = { pass: passStarts(begun.checkpoint.shifted), progressWrittenAt: p.startedAtMs }
+        const start: BatchCarry = { pass: passStarts(begun.checkpoint.shifted), progressWrittenAt: p.startedAtMs }
         const last = yield* pageBatches(pager.pages({ credentials, stream, variables: p.variables, partition, position, anchors, gate: p.gate }), { prefetch }).pipe(
           Stream.mapAccumEffect(start, (landing, batch) => landBatch(p, landing, batch)),
           Stream.takeUntil((step) => step.finishes),
@@ -375,7 +375,7 @@ export const StreamRunLive = Layer.effect(
       })
 
     /** Recorded as the run ends, however it ends (an interrupted run too: the finalizer runs uninterruptibly). */
-    const recordRun = (p: PassRun) => (exit: Exit.Exit<void, StreamError>) =>
+    const recordRun = (p: RunContext) => (exit: Exit.Exit<void, StreamError>) =>
       Effect.gen(function* () {
         const classified = classify(exit)
         const c = yield* snapshot(p)
@@ -390,7 +390,7 @@ export const StreamRunLive = Layer.effect(
      * Not on a single-session database: a beat must not land inside a page's open transaction, and one process owns it.
      */
     const withHeartbeat =
-      (p: PassRun) =>
+      (p: RunContext) =>
       <A, E, R>(pass: Effect.Effect<A, E, R>) =>
         singleSession
           ? pass
@@ -405,11 +405,11 @@ export const StreamRunLive = Layer.effect(
             )
 
     /** The pass made, recorded and reported: whatever happens in it, the run has an outcome. */
-    const runPass = (request: StreamRunRequest, decision: PassToMake, started: Started, startedAtMs: number) =>
+    const recordedPass = (request: StreamRunRequest, decision: PassToMake, started: Started, startedAtMs: number) =>
       Effect.gen(function* () {
-        const p = yield* passRun(request, decision, started, startedAtMs)
+        const p = yield* makeRunContext(request, decision, started, startedAtMs)
         const { runId } = started
-        const exit = yield* passBody(p).pipe(withHeartbeat(p), Effect.annotateLogs({ runId }), Effect.onExit(recordRun(p)), Effect.exit)
+        const exit = yield* landPass(p).pipe(withHeartbeat(p), Effect.annotateLogs({ runId }), Effect.onExit(recordRun(p)), Effect.exit)
         const classified = classify(exit)
         const report: StreamReport = {
           stream: request.stream.name,
@@ -439,7 +439,7 @@ export const StreamRunLive = Layer.effect(
             : Effect.map(runs.start(credentials.accountId, stream.name, kind), (runId) => ({ runId, begun: undefined }))
         const started = yield* Effect.either(start)
         if (Either.isLeft(started)) return yield* notStarted(request, kind, started.left, startedAtMs)
-        return yield* runPass(request, decision, started.right, startedAtMs)
+        return yield* recordedPass(request, decision, started.right, startedAtMs)
       }).pipe(
         Effect.annotateLogs({ stream: request.stream.name }),
         Effect.withSpan("sync.stream", { attributes: { accountId: request.credentials.accountId, stream: request.stream.name } })
