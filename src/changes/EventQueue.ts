@@ -305,7 +305,7 @@ export const EventQueueLive = Layer.effect(
             WHERE event_id IN ${sql.in(ids)} AND state = 'pending'`),
         waitForReconnect: (accountId: string, reason: string) =>
           Effect.map(
-            sql<{ event_id: string }>`
+            sql`
               UPDATE webhook_events SET next_attempt_at = NULL, error = ${reason}
               WHERE account_id = ${accountId} AND state = 'pending' RETURNING event_id`,
             (rows) => rows.length

@@ -1,6 +1,6 @@
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { SqlClient } from "@effect/sql"
-import { Duration, Effect, Either, Option } from "effect"
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Duration, Effect, Either, Option, Schema } from "effect"
 import { AnonymousLimits } from "../auth/AnonymousLimits.js"
 import { EventInbox, signatureHeader } from "../changes/EventInbox.js"
 import type { AuthorizationError } from "../auth/errors.js"
@@ -8,6 +8,7 @@ import { callbackParams, OAuthFlow } from "../auth/OAuthFlow.js"
 import { page } from "./Pages.js"
 import { readBodyUpTo } from "./requestBody.js"
 import { sqlFileLoader } from "../db/Migrations.js"
+import { rowsOrDie } from "../db/rows.js"
 import { contentType as prometheusContentType, prometheusText } from "../observability/prometheus.js"
 
 const requestUrl = (request: HttpServerRequest.HttpServerRequest) => new URL(request.url, "http://localhost")
@@ -118,11 +119,17 @@ const webhooks = Effect.gen(function* () {
 )
 
 /** Ready: the database answers and holds every migration this build ships. */
+const LatestMigration = Schema.Struct({ latest: Schema.NullOr(Schema.Number) })
+
 const readyz = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   const shipped = yield* Effect.map(sqlFileLoader(), (files) => Math.max(0, ...files.map(([id]) => id)))
-  const [row] = yield* sql<{ latest: number | null }>`SELECT max(migration_id) AS latest FROM schema_migrations`
-  const latest = row?.latest ?? 0
+  const latestMigration = SqlSchema.single({
+    Request: Schema.Void,
+    Result: LatestMigration,
+    execute: () => sql`SELECT max(migration_id)::int AS latest FROM schema_migrations`
+  })
+  const latest = (yield* rowsOrDie(latestMigration(undefined))).latest ?? 0
   return latest >= shipped
     ? HttpServerResponse.text("ready\n")
     : HttpServerResponse.text(`migrations pending: database at ${latest}, this build ships ${shipped}\n`, { status: 503 })
