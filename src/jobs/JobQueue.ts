@@ -3,6 +3,7 @@ import { Clock, Context, Data, Duration, Effect, Layer, Option, Predicate, Redac
 import type { Db as IDatabase, JobWithMetadata } from "pg-boss"
 import { DatabaseConfig } from "../config.js"
 import { DatabaseTopology } from "../db/Database.js"
+import { transactionEndFailures } from "../db/transactionEnd.js"
 import { type AccountJob, decodeAccountJob, priorityOf, QueueNames } from "./JobKinds.js"
 import { JobSettings, type JobSettingsShape } from "./JobSettings.js"
 import { WorkNoticeFailed, WorkNotices } from "../auth/WorkNotices.js"
@@ -212,7 +213,7 @@ export const makeJobQueue = (options: JobQueueOptions) =>
               boss.fetch(QueueNames.accounts, { batchSize: max, groupConcurrency: settings.backfillsAtOnce, includeMetadata: true, db })
             )
           })
-        ).pipe(Effect.catchTag("SqlError", (cause) => new QueueError({ operation: "claim", cause })))
+        ).pipe(transactionEndFailures, Effect.catchTag("SqlError", (cause) => new QueueError({ operation: "claim", cause })))
         const now = yield* Clock.currentTimeMillis
         const claimed: Array<ClaimedJob> = []
         for (const j of jobs) {
@@ -245,7 +246,7 @@ export const makeJobQueue = (options: JobQueueOptions) =>
               const db = yield* ourDatabase
               yield* call("complete", () => boss.complete(QueueNames.accounts, attempt(job), undefined, { db }))
             })
-          )
+          ).pipe(transactionEndFailures)
 
     const fail: JobQueueShape["fail"] = (job, reason) => Effect.asVoid(call("fail", () => boss.fail(QueueNames.accounts, attempt(job), { error: reason })))
 

@@ -2,6 +2,7 @@ import type { SqlError } from "@effect/sql"
 import { Cause, Clock, Context, Duration, Effect, FiberMap, Layer, Metric, Option, Ref, Schedule } from "effect"
 import * as Metrics from "../observability/metrics.js"
 import { restartsInARow } from "../changes/restarts.js"
+import { transactionEndFailures } from "../db/transactionEnd.js"
 import { AccountWork, type WorkOutcome } from "./AccountWork.js"
 import { type AccountJob, followUpOf } from "./JobKinds.js"
 import { type ClaimedJob, JobQueue, type QueueError } from "./JobQueue.js"
@@ -62,7 +63,10 @@ export const WorkerLive = Layer.effect(
             // not awaited here: the page in flight lands first, and the other jobs' heartbeats must not wait for it
             yield* Effect.forkDaemon(FiberMap.remove(running, h.claimed.id))
           }
-        }).pipe(Effect.catchAll((e) => Effect.logWarning(`heartbeat: ${e.message}`)))
+        }).pipe(
+          transactionEndFailures,
+          Effect.catchAll((e) => Effect.logWarning(`heartbeat: ${e.message}`))
+        )
 
         // one job: its work for at most a slice, then settled; interrupted (SIGTERM) it is handed back at once
         const runJob = (claimed: ClaimedJob, state: Ref.Ref<JobState>) => {
@@ -131,7 +135,10 @@ export const WorkerLive = Layer.effect(
           if (Option.isNone(tick)) return
           yield* scheduler.enqueueDue
           yield* queue.completeTick(tick.value)
-        }).pipe(Effect.catchAll((e) => Effect.logWarning(`schedule tick: ${e.message}`)))
+        }).pipe(
+          transactionEndFailures,
+          Effect.catchAll((e) => Effect.logWarning(`schedule tick: ${e.message}`))
+        )
         yield* Effect.forkScoped(Effect.repeat(ticks, { schedule: spaced(settings.pollInterval) }))
         // a worker starting makes one tick of its own, so a fresh deployment does not wait for the next cron line
         yield* queue.tick
@@ -157,6 +164,7 @@ export const WorkerLive = Layer.effect(
         }
       }).pipe(
         Effect.scoped,
+        transactionEndFailures,
         // the queue unreachable (the database away): the loop starts again after a jittered backoff, a bounded number of times
         Effect.tapError((e) => Effect.logWarning(`worker loop: ${e.message}; starting again`)),
         Effect.retry(restartsInARow(20))
