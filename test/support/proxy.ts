@@ -55,3 +55,22 @@ export const serviceProxy = (hooks: {
       return `http://127.0.0.1:${(server.address() as AddressInfo).port}`
     })
   )
+
+/**
+ * A proxy of the service whose jobs lookups by id answer, while `broken` runs, a node the connector cannot accept (a
+ * broken service): applying change events fails, the rest of the service answers as usual.
+ */
+export const brokenJobLookups = () => {
+  let broken = false
+  const proxy = serviceProxy({
+    after: ({ variables, answer }) => {
+      if (!broken || !(variables.filter as { ids?: unknown } | null)?.ids) return answer
+      const body = JSON.parse(answer) as { data: { jobs: { nodes: Array<Record<string, unknown>> } } }
+      for (const node of body.data.jobs.nodes) node.jobNumber = "not a number"
+      return JSON.stringify(body)
+    }
+  })
+  const whileBroken = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+    Effect.suspend(() => ((broken = true), effect)).pipe(Effect.ensuring(Effect.sync(() => (broken = false))))
+  return { proxy, whileBroken }
+}

@@ -11,20 +11,11 @@ import { connectAccount } from "../../support/connector.js"
 import { TestEmulator } from "../../support/emulator.js"
 import { eventStates, queueEvents } from "../../support/events.js"
 import { jobScalarsStream } from "../../support/jobsOnly.js"
-import { serviceProxy } from "../../support/proxy.js"
+import { brokenJobLookups } from "../../support/proxy.js"
 import { expectStreamExact } from "../../support/streamExactness.js"
 import { syncHarness } from "../../support/syncHarness.js"
 
-// while set, lookups by id answer a node the connector cannot accept (a broken service): applying events fails
-let breakLookups = false
-const proxy = serviceProxy({
-  after: ({ variables, answer }) => {
-    if (!breakLookups || !(variables.filter as { ids?: unknown } | null)?.ids) return answer
-    const body = JSON.parse(answer) as { data: { jobs: { nodes: Array<Record<string, unknown>> } } }
-    for (const node of body.data.jobs.nodes) node.jobNumber = "not a number"
-    return JSON.stringify(body)
-  }
-})
+const { proxy, whileBroken } = brokenJobLookups()
 
 // 2,000 jobs: more pages than one batch gathers (gatherPages), so a pass always has a batch before its last, where it looks
 const harness = syncHarness({ accounts: 1, jobs: 2000, limits: { maxPoints: 100_000, restoreRate: 1_000_000 } }, { serviceUrl: proxy })
@@ -105,8 +96,7 @@ layer(harness, { timeout: 60_000, excludeTestServices: true })("change events ap
       const updatedAt = new Map((yield* admin.listRecords({ accountId, collection: "jobs" })).map((j) => [j.id, String(j.updatedAt)]))
       yield* sql`DELETE FROM webhook_events WHERE account_id = ${accountId}`
       yield* queueEvents(accountId, edited.map((id) => ({ topic: "JOB_UPDATE", itemId: id, occurredAt: updatedAt.get(id)! })))
-      breakLookups = true
-      const [report] = yield* (yield* SyncRunner).run({ mode: "backfill", restart: true }).pipe(Effect.ensuring(Effect.sync(() => (breakLookups = false))))
+      const [report] = yield* (yield* SyncRunner).run({ mode: "backfill", restart: true }).pipe(whileBroken)
       expect(report!.outcome).toBe("synced")
       expect(report!.streams.map((s) => s.outcome)).toEqual(["succeeded"])
       const events = yield* sql<{ state: string; attempts: number; error: string | null; later: boolean }>`

@@ -11,7 +11,7 @@ import { SyncRunner } from "../../../src/run/SyncRunner.js"
 import { connectAccount } from "../../support/connector.js"
 import { TestEmulator } from "../../support/emulator.js"
 import { eventStates, queueEvents } from "../../support/events.js"
-import { serviceProxy } from "../../support/proxy.js"
+import { brokenJobLookups } from "../../support/proxy.js"
 import { syncHarness } from "../../support/syncHarness.js"
 import { expectStreamExact } from "../../support/streamExactness.js"
 
@@ -19,16 +19,7 @@ const jobs = jobScalarsStream
 /** What one job costs in a page: its fields (the connection's 1 point is per query). */
 const nodeCost = estimateQueryCost(jobs.document, { first: 1, offset: 0 }) - 1
 
-// while set, lookups by id answer a node the connector cannot accept (a broken service): the consumer's retries
-let breakLookups = false
-const proxy = serviceProxy({
-  after: ({ variables, answer }) => {
-    if (!breakLookups || !(variables.filter as { ids?: unknown } | null)?.ids) return answer
-    const body = JSON.parse(answer) as { data: { jobs: { nodes: Array<Record<string, unknown>> } } }
-    for (const node of body.data.jobs.nodes) node.jobNumber = "not a number"
-    return JSON.stringify(body)
-  }
-})
+const { proxy, whileBroken } = brokenJobLookups()
 
 const harness = syncHarness(
   { accounts: 1, jobs: 300, limits: { maxPoints: 100_000, restoreRate: 1_000_000 } },
@@ -96,8 +87,7 @@ layer(harness, { timeout: 60_000, excludeTestServices: true })("the change-event
       const accountId = accounts[0]!.accountId
       const edited = (yield* admin.editRecords({ accountId, collection: "jobs", count: 2, seed: 9 })).ids
       yield* queueEvents(accountId, edited.map((id) => ({ topic: "JOB_UPDATE", itemId: id, occurredAt: new Date().toISOString() })))
-      breakLookups = true
-      const report = yield* (yield* EventConsumer).drain(accountId).pipe(Effect.ensuring(Effect.sync(() => (breakLookups = false))))
+      const report = yield* (yield* EventConsumer).drain(accountId).pipe(whileBroken)
       // EVENTS_MAX_ATTEMPTS=2 with no delay: tried twice, then given up on
       expect(report.failed).toBe(2 * edited.length)
       expect((yield* eventStates(accountId)).failed).toBe(edited.length)
