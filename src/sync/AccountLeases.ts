@@ -124,14 +124,17 @@ const TakenForRunRow = Schema.Struct({
 const Holder = Schema.Struct({ holder: Schema.String, ours: Schema.Boolean })
 const Renewed = Schema.Struct({ account_id: Schema.String })
 
+/** The account's lease row locked (FOR UPDATE: it shows the lease as it is once locked) and this session. */
+const lockedLeaseAndSession = `
+  current AS (SELECT epoch, expires_at FROM account_leases WHERE account_id = $1 FOR UPDATE),
+  me AS (SELECT pg_backend_pid() AS pid, (SELECT backend_start FROM pg_stat_get_activity(pg_backend_pid())) AS started)`
+
 /**
  * The lease taken when free: none yet, lapsed, or its session gone (on the embedded database, which one process opens
  * at a time: held by an earlier start of the program). FOR UPDATE waits (lock_timeout) for writes under the old epoch.
  * $1 account, $2 this process, $3 embedded, $4 seconds.
  */
-const acquireStatement = `
-  WITH current AS (SELECT epoch FROM account_leases WHERE account_id = $1 FOR UPDATE),
-    me AS (SELECT pg_backend_pid() AS pid, (SELECT backend_start FROM pg_stat_get_activity(pg_backend_pid())) AS started)
+const takeLease = `
   INSERT INTO account_leases AS l (account_id, epoch, holder, holder_pid, holder_started, instance, acquired_at, expires_at)
   SELECT $1, 1, current_setting('application_name') || ' (pid ' || me.pid || ')', CASE WHEN $3 THEN NULL ELSE me.pid END,
     CASE WHEN $3 THEN NULL ELSE me.started END, $2, now(), now() + make_interval(secs => $4)
@@ -143,25 +146,16 @@ const acquireStatement = `
       ELSE NOT EXISTS (SELECT 1 FROM pg_stat_get_activity(l.holder_pid) a WHERE a.backend_start = l.holder_started) END
   RETURNING l.epoch`
 
+const acquireStatement = `WITH ${lockedLeaseAndSession} ${takeLease}`
+
 /**
- * acquireStatement, and the account's runs left `running` under an earlier epoch closed in it when the previous lease
- * was released ('-infinity': its holder's writes all committed before, so this statement's snapshot holds them) or
- * there was none. `current` is read FOR UPDATE, so it shows the lease as it is once locked.
+ * The lease taken, and the account's runs left `running` under an earlier epoch closed in the same statement when the
+ * previous lease was released ('-infinity': its holder's writes all committed before, so this statement's snapshot
+ * holds them) or there was none.
  */
 const acquireForRunStatement = `
-  WITH current AS (SELECT epoch, expires_at FROM account_leases WHERE account_id = $1 FOR UPDATE),
-    me AS (SELECT pg_backend_pid() AS pid, (SELECT backend_start FROM pg_stat_get_activity(pg_backend_pid())) AS started),
-    taken AS (
-      INSERT INTO account_leases AS l (account_id, epoch, holder, holder_pid, holder_started, instance, acquired_at, expires_at)
-      SELECT $1, 1, current_setting('application_name') || ' (pid ' || me.pid || ')', CASE WHEN $3 THEN NULL ELSE me.pid END,
-        CASE WHEN $3 THEN NULL ELSE me.started END, $2, now(), now() + make_interval(secs => $4)
-      FROM me WHERE (SELECT count(*) FROM current) >= 0
-      ON CONFLICT (account_id) DO UPDATE SET epoch = l.epoch + 1, holder = EXCLUDED.holder, holder_pid = EXCLUDED.holder_pid,
-        holder_started = EXCLUDED.holder_started, instance = EXCLUDED.instance, acquired_at = now(), expires_at = EXCLUDED.expires_at
-      WHERE l.expires_at <= now()
-        OR CASE WHEN $3 THEN l.instance <> $2
-          ELSE NOT EXISTS (SELECT 1 FROM pg_stat_get_activity(l.holder_pid) a WHERE a.backend_start = l.holder_started) END
-      RETURNING l.epoch),
+  WITH ${lockedLeaseAndSession},
+    taken AS (${takeLease}),
     released AS (SELECT NOT EXISTS (SELECT 1 FROM current WHERE expires_at <> '-infinity') AS released),
     closed AS (
       UPDATE sync_runs r SET outcome = 'interrupted', finished_at = now(), error = 'the process running it stopped or lost the account'
