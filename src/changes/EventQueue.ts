@@ -7,8 +7,9 @@ import { AccountRow, DepthRow, IdRow, QueuedRow, StatusRow, UnmatchedRow } from 
 import type { AccountEvents, QueuedEvent, ReceivedEvent, UnmatchedAccount } from "./queuedEvents.js"
 
 /**
- * The change-event queue, `webhook_events`: the one module with its SQL. The webhook inbox (auth) records deliveries
- * through it, the consumer (sync/events) claims and settles them through it, retention prunes through it.
+ * The change-event queue, `webhook_events`: the one module with its SQL (its INSERT built in eventInsert). The webhook
+ * inbox (auth) records deliveries through it, the consumer (sync/events) claims and settles them through it,
+ * retention prunes through it.
  *
  * A delivery's state: `pending` (due at `next_attempt_at`; none while its account waits for a reconnect), `applied`,
  * `ignored` (a topic no stream takes), `deferred` (left to the stream's next full pass), `failed` (given up on after
