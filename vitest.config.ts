@@ -14,8 +14,9 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",
-    // integration suites share one Postgres and spawn servers: keep parallelism modest on 2 cores
-    maxWorkers: 2,
+    // four files at once on 2 cores: the long e2e files mostly wait (a killed worker's heartbeat, a lease's expiry, a
+    // throttled bucket), so two of them left the cores idle for half the run
+    maxWorkers: 4,
     minWorkers: 1,
     projects: [
       // one process for every unit file, sharing its modules: each file in a fresh process paid the loading of effect
