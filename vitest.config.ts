@@ -1,4 +1,5 @@
 import { defineConfig } from "vitest/config"
+import LongestFirst from "./test/support/longestFirst.js"
 
 /**
  * Three projects, all run by `npm test`:
@@ -18,6 +19,7 @@ export default defineConfig({
     // throttled bucket), so two of them left the cores idle for half the run
     maxWorkers: 4,
     minWorkers: 1,
+    sequence: { sequencer: LongestFirst },
     projects: [
       // one process for every unit file, sharing its modules: each file in a fresh process paid the loading of effect
       // and the streams again (collection was most of the unit run); unit files hold no state between them
