@@ -2,9 +2,10 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Option } from "effect"
 import { runDemo } from "../../../src/demo/Demo.js"
 
-// the demo as `npm run demo` runs it on a machine without Postgres (demo.test.ts runs it on TEST_DATABASE_URL)
+// the demo as `npm run demo` runs it on a machine without Postgres (demo.test.ts runs it on TEST_DATABASE_URL); live:
+// its clock is the real one, as in the program
 describe("demo on the embedded Postgres", () => {
-  it.effect(
+  it.live(
     "runs on the embedded Postgres too (no DATABASE_URL): every account exact",
     () =>
       Effect.gen(function* () {
