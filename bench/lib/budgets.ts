@@ -54,6 +54,7 @@ export const makeReactiveBudget = (): CostBudgetShape => {
   }
   return {
     estimate: () => Effect.succeed(0),
+    room: () => Effect.void,
     pageSize: (_accountId, _document, _variablesFor, maxPageSize) => Effect.succeed(Math.min(100, maxPageSize)),
     acquire: (accountId) =>
       Effect.suspend(() => {

@@ -52,6 +52,11 @@ export interface CostBudgetShape {
   ) => Effect.Effect<number>
   /** Reserves `cost` points, sleeping (on the Clock) until the mirrored bucket holds them. */
   readonly acquire: (accountId: string, cost: number) => Effect.Effect<void>
+  /**
+   * Sleeps (on the Clock) until the mirrored bucket holds `cost` points, reserving none: a caller that must not hold
+   * something while it waits for points (a pass's page gate) waits here first, then `acquire` finds them.
+   */
+  readonly room: (accountId: string, cost: number) => Effect.Effect<void>
   /** Mirrors the bucket from an answer's `extensions.cost` and learns the correction for the document. */
   readonly observe: (
     accountId: string,
@@ -147,30 +152,48 @@ export const makeCostBudget = Effect.gen(function* () {
       return lo
     })
 
+  /** The account's state after a wait until `until` (Clock ms) is counted: only what lies beyond a known wait. */
+  const counted = (s: AccountState, now: number, until: number): AccountState => ({
+    ...s,
+    stats: { ...s.stats, waitedMs: s.stats.waitedMs + Math.max(0, until - Math.max(now, s.waitedUntil)) },
+    waitedUntil: Math.max(s.waitedUntil, until)
+  })
+
+  const wait = (accountId: string, cost: number, waitMs: number) =>
+    Effect.gen(function* () {
+      if (waitMs <= 0) return
+      yield* Metric.incrementBy(Metrics.forAccount(Metrics.throttleWaitSeconds, accountId), waitMs / 1000)
+      yield* Effect.annotateLogs(Effect.logDebug(`waiting ${waitMs} ms for ${cost} query points`), { accountId })
+      // a wait, not work: a worker hands the job's permit back meanwhile (idleWaiting)
+      yield* idle(Effect.sleep(Duration.millis(waitMs)))
+    })
+
+  /** How long until the bucket holds `need` points more than `after` (its points at `now` less `need`) says. */
+  const shortfallMs = (bucket: Bucket, after: number) => (after >= 0 ? 0 : Math.ceil((-after / bucket.restoreRate) * 1000))
+
   const acquire: CostBudgetShape["acquire"] = (accountId, cost) =>
     Effect.gen(function* () {
       const now = yield* Clock.currentTimeMillis
       const waitMs = yield* Ref.modify(stateOf(accountId), (s) => {
         const bucket = s.bucket
         if (bucket === undefined) return [0, s] as const
-        const need = Math.min(cost, bucket.maximum)
-        const after = availableAt(bucket, now) - need
-        const wait = after >= 0 ? 0 : Math.ceil((-after / bucket.restoreRate) * 1000)
-        const until = now + wait
-        const next: AccountState = {
-          ...s,
-          bucket: { ...bucket, available: after, at: now },
-          stats: { ...s.stats, waitedMs: s.stats.waitedMs + Math.max(0, until - Math.max(now, s.waitedUntil)) },
-          waitedUntil: Math.max(s.waitedUntil, until)
-        }
-        return [wait, next] as const
+        const after = availableAt(bucket, now) - Math.min(cost, bucket.maximum)
+        const ms = shortfallMs(bucket, after)
+        return [ms, counted({ ...s, bucket: { ...bucket, available: after, at: now } }, now, now + ms)] as const
       })
-      if (waitMs > 0) {
-        yield* Metric.incrementBy(Metrics.forAccount(Metrics.throttleWaitSeconds, accountId), waitMs / 1000)
-        yield* Effect.annotateLogs(Effect.logDebug(`waiting ${waitMs} ms for ${cost} query points`), { accountId })
-        // a wait, not work: a worker hands the job's permit back meanwhile (idleWaiting)
-        yield* idle(Effect.sleep(Duration.millis(waitMs)))
-      }
+      yield* wait(accountId, cost, waitMs)
+    })
+
+  const room: CostBudgetShape["room"] = (accountId, cost) =>
+    Effect.gen(function* () {
+      const now = yield* Clock.currentTimeMillis
+      const waitMs = yield* Ref.modify(stateOf(accountId), (s) => {
+        const bucket = s.bucket
+        if (bucket === undefined) return [0, s] as const
+        const ms = shortfallMs(bucket, availableAt(bucket, now) - Math.min(cost, bucket.maximum))
+        return [ms, counted(s, now, now + ms)] as const
+      })
+      yield* wait(accountId, cost, waitMs)
     })
 
   const mirror = (s: AccountState, cost: QueryCost, now: number): AccountState => ({
@@ -213,7 +236,7 @@ export const makeCostBudget = Effect.gen(function* () {
       )
     )
 
-  return CostBudget.of({ estimate, pageSize, acquire, observe, throttled, stats })
+  return CostBudget.of({ estimate, pageSize, acquire, room, observe, throttled, stats })
 })
 
 export const CostBudgetLive = Layer.effect(CostBudget, makeCostBudget)

@@ -4,14 +4,17 @@ import type { PageGate } from "../sync/paging/Pager.js"
 import { describeError } from "../sync/RunOutcome.js"
 import type { EventConsumer } from "./EventConsumer.js"
 
-/** How often, at most, a pass looks for its account's due change events between two of its pages. */
-export const eventsLookedForEvery = Duration.seconds(1)
+/**
+ * How often, at most, a pass looks for its account's due change events between two of its pages: the look is one
+ * indexed statement, and the interval is a floor of the lag of an event that arrives mid-pass.
+ */
+export const eventsLookedForEvery = Duration.millis(250)
 
 /**
  * The change events of a pass's account, applied between two of its pages by the run that holds the account, under
  * its lease and fenced by its epoch, instead of by an events job that waits for the pass (a backfill's slice) to end.
- * The look is one indexed statement, at most once a second; only when events are due are the pass's page fetches
- * paused (the gate: the events' queries and the pass's share the account's cost budget, one at a time) while they are
+ * The look is one indexed statement, at most every `eventsLookedForEvery`; only when events are due are the pass's
+ * page fetches paused (the gate: the events' queries and the pass's share the account's cost budget, one at a time) while they are
  * applied. Applying them never fails the pass: a failed event keeps its retry and backoff, and a lease that moved is
  * the pass's next write to find.
  */

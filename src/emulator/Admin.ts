@@ -2,6 +2,7 @@ import { Effect } from "effect"
 import type { ApiVersions } from "./ApiVersions.js"
 import type { Account, AppsAndAccounts } from "./AppsAndAccounts.js"
 import type { Churn } from "./Churn.js"
+import type { Collection } from "./data/Collection.js"
 import { AdminRpcs, EmulatorAdminError, type Limits } from "./EmulatorAdmin.js"
 import { AdminRejected } from "./errors.js"
 import type { FaultInjector } from "./Faults.js"
@@ -41,6 +42,10 @@ const op = <A>(operation: string, f: () => A): Effect.Effect<A, EmulatorAdminErr
     catch: (e) => new EmulatorAdminError({ operation, reason: e instanceof AdminRejected || e instanceof Error ? e.message : String(e) })
   })
 
+/** The live records of `ids` (unknown or deleted ids left out), each once, in creation order. */
+const liveIndicesOf = (collection: Collection, ids: ReadonlyArray<string>): Array<number> =>
+  [...new Set(ids.flatMap((id) => collection.indexOfId(id) ?? []))].filter((i) => collection.isLive(i)).sort((x, y) => x - y)
+
 export const adminHandlers = (deps: AdminDeps) => {
   const { appsAndAccounts, grants, invalidation, clock, limits, faults, pagingFaults, stats, approval, webhooks, changes, churn, subscriptions, versions } = deps
 
@@ -55,11 +60,11 @@ export const adminHandlers = (deps: AdminDeps) => {
         const a = appsAndAccounts.createAccount(spec)
         return { accountId: a.accountId, name: a.name, adminUserId: a.adminUserId }
       }),
-    listRecords: ({ accountId, collection, servedTo }) =>
+    listRecords: ({ accountId, collection, servedTo, ids }) =>
       op("listRecords", () => {
         const a = appsAndAccounts.requireAccount("listRecords", accountId)
         const records = changes.recordsOf("listRecords", a, collection)
-        const live = records.collection.liveIndices()
+        const live = ids === undefined ? records.collection.liveIndices() : liveIndicesOf(records.collection, ids)
         const listed = live.map((i) => a.world.listed(records.name, i))
         const view = servedTo === undefined ? undefined : pagingFaults.for(appsAndAccounts.requireApp("listRecords", servedTo).appId, a.accountId)
         if (view === undefined || (view.withheld === undefined && view.withheldChild === undefined)) return listed

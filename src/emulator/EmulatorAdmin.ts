@@ -45,9 +45,10 @@ export class AdminRpcs extends RpcGroup.make(
   /**
    * Live records of a collection (a root field's name) in creation order, as GraphQL serves them with every field:
    * links as `{ id }`, custom fields, line items as their full list. `servedTo` (a client id): only what that app's
-   * queries are given (records and line items the paging faults withhold left out).
+   * queries are given (records and line items the paging faults withhold left out). `ids`: only those of these ids
+   * that are live, in creation order (a check of a few records of a large account lists those, not every record).
    */
-  op("listRecords", { payload: { ...Account, collection: Str, servedTo: opt(Str) }, success: Schema.Array(ListedRecord) }),
+  op("listRecords", { payload: { ...Account, collection: Str, servedTo: opt(Str), ids: opt(Strings) }, success: Schema.Array(ListedRecord) }),
   /**
    * Every version a record had since the world was made, oldest first, each as listRecords lists it: the state before
    * its first change (`seeded`), then one per create, edit and line item edit, and its last state at `destroy`.

@@ -96,8 +96,9 @@ export const makeLandPass = ({ checkpoints, warehouse, runs, pager, passEnd, dep
         if (reads.some((r) => r.unreachable.length > 0)) yield* Ref.set(p.askedFullPass, true)
       }
       const c = yield* landPages(p, step)
-      // after the pass's last batch there is no next page to wait for: its events are the events job's, as the lease frees
-      if (!step.finishes) yield* p.eventsBetweenPages
+      // after an incremental pass's last batch (an idle cycle's only one) its events are the events job's, as the lease
+      // frees; after a full pass's, the run may still hold the account for the pass's sweep and the next streams' passes
+      if (!step.finishes || p.kind === "full") yield* p.eventsBetweenPages
       const landedAt = yield* Clock.currentTimeMillis
       // the heartbeat writes the counts where there is one; the batch that ends a pass leaves them to the run's end
       const writeCounts = singleSession && !step.finishes && landedAt - progressWrittenAt >= progressEveryMs

@@ -116,12 +116,16 @@ const followUp = <E>(f: Fetching<E>, partition: number, page: ParentPage, index:
 /** One ask of a page at `place`: its nodes checked, their children followed up in full, its cost. */
 const fetchPage = <E>(f: Fetching<E>, partition: number, place: Place, first: number, inner: ReadonlyMap<ChildDefinition, number>, position: number) => {
   const { list, checks, children } = f
-  const { client, credentials, stream } = list
-  return list.gated(
+  const { client, credentials, stream, budget } = list
+  const document = documentOf(stream, list.listing, place._tag === "Offset" ? "offset" : "after")
+  const variables = pageVariables(list.variablesOf(partition), place, first, inner)
+  // the wait for points outside the gate: a page that holds the gate while it waits for them keeps the account's
+  // change events (PageGate.alone) waiting as long
+  const room = Effect.flatMap(budget.estimate(credentials.accountId, document, variables), (cost) => budget.room(credentials.accountId, cost))
+  const gated = list.gated(
     Effect.gen(function* () {
-      const document = documentOf(stream, list.listing, place._tag === "Offset" ? "offset" : "after")
       const fetchedAtMs = yield* Clock.currentTimeMillis
-      const result = yield* client.execute(credentials, document, pageVariables(list.variablesOf(partition), place, first, inner))
+      const result = yield* client.execute(credentials, document, variables)
       const connection = yield* checks.connection(at(result.data, stream.connectionPath), position)
       const page: ParentPage = { place, first, held: connection.nodes.length, cursors: connection.cursors }
       const nodes: Array<ReceivedNode> = []
@@ -171,6 +175,7 @@ const fetchPage = <E>(f: Fetching<E>, partition: number, place: Place, first: nu
       } satisfies Fetched
     })
   )
+  return Effect.zipRight(room, gated)
 }
 
 /** Asks pages of `list`: `fetch(partition, place, first, inner, position)` is one ask (see Fetched). */

@@ -34,6 +34,19 @@ layer(EmulatorTest({ jobs: 60 }))("generic collections", (it) => {
       expect(links.some((id) => id !== undefined && deleted.includes(id)), "a job links to a deleted client").toBe(true)
     })
   )
+
+  it.effect("listRecords with ids: those records exactly as the full listing has them, in its order; unknown and deleted ids left out", () =>
+    Effect.gen(function* () {
+      const { accounts, admin } = yield* TestEmulator
+      const accountId = accounts[0]!.accountId
+      const all = yield* admin.listRecords({ accountId, collection: "visits" })
+      const [gone, ...rest] = [all[7]!, all[3]!, all[12]!, all[3]!]
+      yield* admin.deleteRecords({ accountId, collection: "visits", ids: [gone.id] })
+      const some = yield* admin.listRecords({ accountId, collection: "visits", ids: [gone.id, ...rest.map((r) => r.id), "Z2lkOi8vc2VydmljZS9WaXNpdC85OTk5OTk5"] })
+      expect(some).toEqual([all[3], all[12]])
+      expect(yield* admin.listRecords({ accountId, collection: "visits", ids: [] })).toEqual([])
+    })
+  )
 })
 
 /** Every client a lead with a name of its own: another data set at the `clients` root field. */

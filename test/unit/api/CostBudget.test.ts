@@ -27,11 +27,11 @@ const cost = (requested: number, actual: number, available: number, maximum = 10
   throttleStatus: { maximumAvailable: maximum, currentlyAvailable: available, restoreRate }
 })
 
-/** Runs `acquire` in a fiber and reports how long (on the TestClock) it took to be let through. */
-const waitsFor = (accountId: string, points: number) =>
+/** Runs `acquire` (or `room`) in a fiber and reports how long (on the TestClock) it took to be let through. */
+const waitsFor = (accountId: string, points: number, how: "acquire" | "room" = "acquire") =>
   Effect.gen(function* () {
     const budget = yield* CostBudget
-    const fiber = yield* Effect.fork(budget.acquire(accountId, points))
+    const fiber = yield* Effect.fork(budget[how](accountId, points))
     let waited = 0
     yield* Effect.yieldNow()
     while (Option.isNone(yield* Fiber.poll(fiber))) {
@@ -68,6 +68,19 @@ describe("CostBudget", () => {
       expect(stats.waitedMs).toBe(3000)
       expect(stats.pointsUsed).toBe(3)
       expect(stats.throttled).toBe(0)
+    }).pipe(Effect.provide(CostBudgetLive))
+  )
+
+  it.effect("room waits until the bucket holds the points and reserves none: the acquire after it is let through at once", () =>
+    Effect.gen(function* () {
+      const budget = yield* CostBudget
+      yield* budget.observe("a", AccountQuery, {}, cost(3, 3, 100))
+      expect(yield* waitsFor("a", 500, "room")).toBe(2000)
+      expect(yield* waitsFor("a", 500, "room")).toBe(0)
+      expect(yield* waitsFor("a", 500)).toBe(0)
+      // the 500 were reserved by the acquire: the next room for 200 waits a second
+      expect(yield* waitsFor("a", 200, "room")).toBe(1000)
+      expect((yield* budget.stats("a")).waitedMs).toBe(3000)
     }).pipe(Effect.provide(CostBudgetLive))
   )
 
