@@ -16,7 +16,8 @@ import { Progress } from "./Progress.js"
 import { describeError, isRevocation, type Revocation } from "../sync/RunOutcome.js"
 import { Runs } from "./Runs.js"
 import type { AnyStream } from "../sync/streams/Stream.js"
-import { type StreamReport, StreamRun } from "./StreamRun.js"
+import { StreamRun } from "./StreamRun.js"
+import type { StreamReport } from "./streamRunResult.js"
 import { selectStreams, SyncSettings } from "../sync/SyncSettings.js"
 
 export interface RunRequest {

@@ -1,6 +1,6 @@
 import type { SqlClient, Statement } from "@effect/sql"
 import { leaseHeld } from "../AccountLeases.js"
-import { checkpointStep, seenStep } from "../pass/Checkpoints.js"
+import { checkpointStep, seenStep } from "../pass/checkpointSteps.js"
 import type { AnyStream, ChildDefinition, Column } from "../streams/Stream.js"
 import type { LandingStep, PageValues } from "./LandingStep.js"
 

@@ -7,7 +7,7 @@ const IdRow = Schema.Struct({ id: Schema.String })
 
 /**
  * The end-of-full-pass sweep: the account's live rows whose id is not among `seen` (a subquery of `id`: the ids the
- * pass saw, Checkpoints.seenIds) marked deleted. An anti-join on the seen ids' primary key. Its rows are counted, not read.
+ * pass saw, pass/seenIds) marked deleted. An anti-join on the seen ids' primary key. Its rows are counted, not read.
  */
 export const sweepStatement = (sql: SqlClient.SqlClient, stream: AnyStream, accountId: string, seen: Statement.Fragment) => sql`
   UPDATE ${sql(stream.table)} AS t SET deleted_at = now()

@@ -5,123 +5,13 @@ import { rowsOrDie } from "../../db/rows.js"
 import { leaseFence, stillHeld } from "../AccountLeases.js"
 import { AccountLockLost } from "../errors.js"
 import { sweepPlannerSettings } from "../landing/sweep.js"
-import type { LandingStep } from "../landing/LandingStep.js"
-import type { Checkpoint, PassKind, PassProgress } from "../model.js"
-export type { PassProgress } from "../model.js"
+import type { Checkpoint, PassKind } from "../model.js"
 import type { AnyStream } from "../streams/Stream.js"
+import { checkpointReads, type DataCurrent } from "./checkpointReads.js"
+import { CheckpointRow, toCheckpoint } from "./checkpointRows.js"
+import { incrementalEnd } from "./checkpointSteps.js"
+import { seenIds, unseenStatement } from "./seenIds.js"
 import type { Candidate } from "./SweepPlan.js"
-
-/**
- * The high-water mark a pass moves the checkpoint to, from the mark PassState.batchHighWater hands it: a full pass with
- * each batch (the batch's newest updatedAt), an incremental pass when it ends (the newest of the whole pass). Neither
- * goes past the start of the pass, so rows edited behind the pass after it started stay in reach of the next
- * incremental pass; an incremental pass never moves the mark back.
- */
-const passMark = {
-  full: (sql: SqlClient.SqlClient, mark: string | null) => sql`LEAST(GREATEST(high_water_mark, ${mark}::timestamptz), pass_started_at)`,
-  incremental: (sql: SqlClient.SqlClient, mark: string | null) => sql`GREATEST(high_water_mark, LEAST(${mark}::timestamptz, pass_started_at))`
-}
-
-/** What the end of an incremental pass sets: the mark moved (`passMark`), the pass's start recorded as its last incremental pass. */
-const incrementalEnd = (sql: SqlClient.SqlClient, highWaterMark: string | null) => sql`
-  pass_kind = NULL, position = NULL, anchors = NULL, shifted = false,
-  high_water_mark = ${passMark.incremental(sql, highWaterMark)},
-  last_incremental_pass_at = pass_started_at, data_current_at = GREATEST(data_current_at, pass_started_at), updated_at = now()`
-
-/**
- * `pass`, the page statement's checkpoint step: the checkpoint of the pass in progress moves to the batch's position
- * and anchors (and, in a full pass, the mark to the batch's, `passMark`), or the batch that ends an incremental pass
- * ends it (`incrementalEnd`). It matches only while a pass of this kind is
- * in progress, and every other step depends on it: a page of a pass that ended is a retry of a page whose COMMIT went
- * through but whose acknowledgement was lost; it landed already. Rows landed outside a pass always land; `pass` then
- * says whether the stream's pass in progress records seen ids.
- */
-export const checkpointStep: LandingStep = {
-  name: "pass",
-  sql: (sql, v) =>
-    v.pass === undefined
-      ? sql`SELECT tracks_seen FROM sync_checkpoints WHERE account_id = ${v.accountId} AND stream = ${v.stream.name} AND (SELECT held FROM lease)
-          UNION ALL SELECT false WHERE NOT EXISTS (SELECT 1 FROM sync_checkpoints WHERE account_id = ${v.accountId} AND stream = ${v.stream.name})
-            AND (SELECT held FROM lease)`
-      : v.pass.kind === "incremental" && v.pass.endsIncremental === true
-        ? sql`
-    UPDATE sync_checkpoints SET ${incrementalEnd(sql, v.pass.highWaterMark)}
-    WHERE account_id = ${v.accountId} AND stream = ${v.stream.name} AND pass_kind = 'incremental' AND (SELECT held FROM lease)
-    RETURNING tracks_seen`
-        : sql`
-    UPDATE sync_checkpoints SET
-      partition = ${v.pass.partition},
-      position = ${v.pass.position},
-      anchors = ${JSON.stringify(v.pass.anchors)}::jsonb,
-      shifted = shifted OR ${v.pass.shifted},
-      high_water_mark = CASE WHEN ${v.pass.kind} = 'full' THEN ${passMark.full(sql, v.pass.highWaterMark)} ELSE high_water_mark END,
-      updated_at = now()
-    WHERE account_id = ${v.accountId} AND stream = ${v.stream.name} AND pass_kind = ${v.pass.kind} AND (SELECT held FROM lease)
-    RETURNING tracks_seen`
-}
-
-/**
- * `seen`, the page statement's last step: the ids a full pass saw (or re-read before its sweep), for the sweep (only
- * when the pass records them); a node not landed because the stored row is newer was seen too.
- */
-export const seenStep: LandingStep = {
-  name: "seen",
-  sql: (sql, v) => sql`
-    INSERT INTO sync_pass_seen (account_id, stream, id)
-    SELECT ${v.accountId}, ${v.stream.name}, node ->> 'id' FROM page
-    WHERE ${v.recordSeen} AND (SELECT tracks_seen FROM pass)
-    ON CONFLICT DO NOTHING`
-}
-
-/**
- * The ids the full pass in progress saw, as a subquery of `id`: what its sweep keeps. Used as `NOT EXISTS (SELECT 1
- * FROM (seen) s WHERE s.id = t.id)`, Postgres flattens it into an anti-join on the seen ids' primary key.
- */
-export const seenIds = (sql: SqlClient.SqlClient, accountId: string, stream: string): Statement.Fragment =>
-  sql`SELECT id FROM sync_pass_seen WHERE account_id = ${accountId} AND stream = ${stream}`
-
-/**
- * The first `limit` live rows of the account's `table` after `after` (by id) that the full pass in progress did not
- * see: the candidates its sweep re-reads before marking anything, each with its `near` column as text (ISO 8601 for a
- * time), null without one. The same anti-join as the sweep's, and planned the same way (sweepPlannerSettings):
- * without statistics a nested loop rescans every seen id for each row, which took minutes for 50,000 rows.
- */
-export const unseenStatement = (
-  sql: SqlClient.SqlClient,
-  options: { readonly accountId: string; readonly stream: string; readonly table: string; readonly after: string; readonly limit: number; readonly near?: string | undefined }
-) => sql`
-  SELECT t.id, ${options.near === undefined ? sql`NULL::text` : sql`to_jsonb(t.${sql(options.near)}) #>> '{}'`} AS near FROM ${sql(options.table)} t
-  WHERE t.account_id = ${options.accountId} AND t.deleted_at IS NULL AND t.id > ${options.after}
-    AND NOT EXISTS (SELECT 1 FROM (${seenIds(sql, options.accountId, options.stream)}) AS s WHERE s.id = t.id)
-  ORDER BY t.id LIMIT ${options.limit}`
-
-const CheckpointRow = Schema.Struct({
-  pass_kind: Schema.NullOr(Schema.Literal("full", "incremental")),
-  partition: Schema.Number,
-  position: Schema.NullOr(Schema.Number),
-  anchors: Schema.NullOr(Schema.Array(Schema.String)),
-  shifted: Schema.Boolean,
-  tracks_seen: Schema.Boolean,
-  pass_started_at: Schema.NullOr(Schema.DateFromSelf),
-  high_water_mark: Schema.NullOr(Schema.DateFromSelf),
-  last_full_pass_at: Schema.NullOr(Schema.DateFromSelf),
-  full_pass_requested_at: Schema.NullOr(Schema.DateFromSelf),
-  last_incremental_pass_at: Schema.NullOr(Schema.DateFromSelf)
-})
-
-const toCheckpoint = (r: typeof CheckpointRow.Type): Checkpoint => ({
-  passKind: r.pass_kind,
-  partition: r.partition,
-  position: r.position ?? 0,
-  anchors: r.anchors ?? [],
-  shifted: r.shifted,
-  tracksSeen: r.tracks_seen,
-  passStartedAt: r.pass_started_at,
-  highWaterMark: r.high_water_mark,
-  lastFullPassAt: r.last_full_pass_at,
-  fullPassRequestedAt: r.full_pass_requested_at,
-  lastIncrementalPassAt: r.last_incremental_pass_at
-})
 
 const CountRow = Schema.Struct({ n: Schema.Number })
 const CandidateRow = Schema.Struct({ id: Schema.String, near: Schema.NullOr(Schema.String) })
@@ -143,8 +33,9 @@ export interface BegunPass {
 
 /**
  * The pass lifecycle of each account and stream (`sync_checkpoints`, `sync_pass_seen`): begin (or resume), the ids a
- * full pass saw, and finish. Each page moves the checkpoint in the page's own statement, by the steps this module
- * provides (`checkpointStep`, `seenStep`); the only module that reads or writes these tables (`status` joins them).
+ * full pass saw, and finish. Each page moves the checkpoint in the page's own statement, by the steps of
+ * checkpointSteps (`checkpointStep`, `seenStep`); with checkpointSteps, checkpointReads and seenIds, the only modules
+ * that read or write these tables (`status` joins them).
  */
 export class Checkpoints extends Context.Tag("account-sync/Checkpoints")<
   Checkpoints,
@@ -216,56 +107,11 @@ export class Checkpoints extends Context.Tag("account-sync/Checkpoints")<
   }
 >() {}
 
-/** When one stream's data of one account was last known current. */
-export interface DataCurrent {
-  readonly accountId: string
-  readonly stream: string
-  readonly at: Date | null
-}
-
-const DataCurrentRow = Schema.Struct({ account_id: Schema.String, stream: Schema.String, data_current_at: Schema.NullOr(Schema.DateFromSelf) })
-
 export const CheckpointsLive = Layer.effect(
   Checkpoints,
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    const find = SqlSchema.findOne({
-      Request: Schema.Struct({ accountId: Schema.String, stream: Schema.String }),
-      Result: CheckpointRow,
-      execute: ({ accountId, stream }) => sql`
-        SELECT pass_kind, partition, position, anchors, shifted, tracks_seen, pass_started_at, high_water_mark, last_full_pass_at,
-          full_pass_requested_at, last_incremental_pass_at
-        FROM sync_checkpoints WHERE account_id = ${accountId} AND stream = ${stream}`
-    })
-    const findAll = SqlSchema.findAll({
-      Request: Schema.Void,
-      Result: Schema.extend(CheckpointRow, Schema.Struct({ account_id: Schema.String, stream: Schema.String })),
-      execute: () => sql`
-        SELECT account_id, stream, pass_kind, partition, position, anchors, shifted, tracks_seen, pass_started_at, high_water_mark,
-          last_full_pass_at, full_pass_requested_at, last_incremental_pass_at
-        FROM sync_checkpoints`
-    })
-    const all = () =>
-      Effect.map(rowsOrDie(findAll(undefined)), (rows) => {
-        const byAccount = new Map<string, Map<string, Checkpoint>>()
-        for (const r of rows) {
-          const streams = byAccount.get(r.account_id) ?? new Map<string, Checkpoint>()
-          streams.set(r.stream, toCheckpoint(r))
-          byAccount.set(r.account_id, streams)
-        }
-        return byAccount as ReadonlyMap<string, ReadonlyMap<string, Checkpoint>>
-      })
-    const findAccount = SqlSchema.findAll({
-      Request: Schema.String,
-      Result: Schema.extend(CheckpointRow, Schema.Struct({ stream: Schema.String })),
-      execute: (accountId) => sql`
-        SELECT stream, pass_kind, partition, position, anchors, shifted, tracks_seen, pass_started_at, high_water_mark, last_full_pass_at,
-          full_pass_requested_at, last_incremental_pass_at
-        FROM sync_checkpoints WHERE account_id = ${accountId}`
-    })
-    const forAccount = (accountId: string) =>
-      Effect.map(rowsOrDie(findAccount(accountId)), (rows) => new Map(rows.map((r) => [r.stream, toCheckpoint(r)])) as ReadonlyMap<string, Checkpoint>)
-    const readOnce = (accountId: string, stream: string) => Effect.map(rowsOrDie(find({ accountId, stream })), Option.map(toCheckpoint))
+    const { readOnce, forAccount, all, currentAsOf } = checkpointReads(sql)
     const countSeen = SqlSchema.single({
       Request: Schema.Struct({ accountId: Schema.String, stream: Schema.String, table: Schema.String }),
       Result: CountRow,
@@ -382,11 +228,6 @@ export const CheckpointsLive = Layer.effect(
         )
       )
 
-    const listCurrent = SqlSchema.findAll({
-      Request: Schema.Void,
-      Result: DataCurrentRow,
-      execute: () => sql`SELECT account_id, stream, data_current_at FROM sync_checkpoints ORDER BY account_id, stream`
-    })
 
     return Checkpoints.of({
       // each a statement or a transaction of its own: harmless to repeat on a new session
@@ -417,8 +258,7 @@ export const CheckpointsLive = Layer.effect(
             INSERT INTO sync_checkpoints (account_id, stream, full_pass_requested_at) SELECT ${accountId}, ${stream}, now() WHERE ${fence}
             ON CONFLICT (account_id, stream) DO UPDATE SET full_pass_requested_at = now(), updated_at = now()`).pipe(Effect.asVoid),
         unseen,
-        currentAsOf: () =>
-          Effect.map(rowsOrDie(listCurrent(undefined)), (rows) => rows.map((r) => ({ accountId: r.account_id, stream: r.stream, at: r.data_current_at })))
+        currentAsOf
       }),
       // inside the transaction that applies the events
       markCurrent: (accountId: string, stream: string, at: Date) =>
