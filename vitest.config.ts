@@ -1,4 +1,5 @@
 import { defineConfig } from "vitest/config"
+import LongestFirst from "./test/support/longestFirst.js"
 
 /**
  * Three projects, all run by `npm test`:
@@ -14,9 +15,11 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",
-    // integration suites share one Postgres and spawn servers: keep parallelism modest on 2 cores
-    maxWorkers: 2,
+    // four files at once on 2 cores: the long e2e files mostly wait (a killed worker's heartbeat, a lease's expiry, a
+    // throttled bucket), so two of them left the cores idle for half the run
+    maxWorkers: 4,
     minWorkers: 1,
+    sequence: { sequencer: LongestFirst },
     projects: [
       // one process for every unit file, sharing its modules: each file in a fresh process paid the loading of effect
       // and the streams again (collection was most of the unit run); unit files hold no state between them

@@ -35,7 +35,8 @@ export const childEnv = (settings: Env, databaseUrl: string, schema: string): En
 
 /**
  * The real connector in this process, as the program assembles it (cli/app.ts), configured through its Config path:
- * SyncRunner, ServiceClient, Warehouse, the auth services, over a fresh schema (dropped after, unless `keepSchema`).
+ * SyncRunner, ServiceClient, Warehouse, the auth services, over a fresh schema (dropped after with the job queue's
+ * schema beside it, unless `keepSchema`).
  * Only the CostBudget may be the caller's. The bench's own pool is named `account-sync-bench`, so chaos's
  * pg_terminate_backend (aimed at `account-sync`) never hits it.
  */
@@ -57,7 +58,14 @@ export const connectorLayer = (options: {
   const dropAfter = Layer.scopedDiscard(
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
-      if (!options.keepSchema) yield* Effect.addFinalizer(() => dropSchemaAndQueryRole(options.schema).pipe(Effect.provideService(SqlClient.SqlClient, sql)))
+      if (options.keepSchema) return
+      yield* Effect.addFinalizer(() =>
+        dropSchemaAndQueryRole(options.schema).pipe(
+          // and the job queue's (pg-boss) schema beside it, when workers made one (scale, chaos)
+          Effect.zipRight(sql.unsafe(`DROP SCHEMA IF EXISTS ${options.schema}_queue CASCADE`).pipe(Effect.ignore)),
+          Effect.provideService(SqlClient.SqlClient, sql)
+        )
+      )
     })
   )
   return dropAfter.pipe(

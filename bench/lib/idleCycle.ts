@@ -19,6 +19,12 @@ export const idleCycleGoal = { connectorCpuMsPerAccount: 10, statementsPerAccoun
 export interface IdleCycleCounts {
   readonly accounts: number
   readonly statementsPerAccount: number
+  /**
+   * Of those, the reads of an account's token with its connection's status: one per account when its in-memory copy
+   * (kept `recheckAfterMs`, 15 s) has lapsed since the account's last run, none within that window, so the count
+   * depends on the wall clock between two runs.
+   */
+  readonly tokenReadsPerAccount: number
   readonly requestsPerAccount: number
 }
 
@@ -31,6 +37,9 @@ export interface IdleCycleResult extends IdleCycleCounts {
 
 let counting = 0
 let statements = 0
+let tokenReads = 0
+/** The token store's read of a token with its connection's status (auth/TokenStore.ts `readWithStatus`). */
+const isTokenRead = (text: string) => text.includes("LEFT JOIN oauth_tokens t ON t.account_id = k.account_id")
 /** With IDLE_CYCLE_STATEMENTS set: how often each statement was sent while counting (written to that file). */
 const statementTexts = new Map<string, number>()
 
@@ -40,11 +49,10 @@ const query = pg.Client.prototype.query as (...args: Array<unknown>) => unknown
 ;(pg.Client.prototype as unknown as { query: unknown }).query = function (this: unknown, ...args: Array<unknown>) {
   if (counting > 0) {
     statements++
-    if (process.env.IDLE_CYCLE_STATEMENTS) {
-      const a = args[0] as string | { text?: string; name?: string }
-      const text = (typeof a === "string" ? a : (a?.text ?? a?.name ?? "?")).replace(/\s+/g, " ").slice(0, 140)
-      statementTexts.set(text, (statementTexts.get(text) ?? 0) + 1)
-    }
+    const a = args[0] as string | { text?: string; name?: string }
+    const text = (typeof a === "string" ? a : (a?.text ?? a?.name ?? "?")).replace(/\s+/g, " ")
+    if (isTokenRead(text)) tokenReads++
+    if (process.env.IDLE_CYCLE_STATEMENTS) statementTexts.set(text.slice(0, 140), (statementTexts.get(text.slice(0, 140)) ?? 0) + 1)
   }
   return query.apply(this, args)
 }
@@ -53,12 +61,14 @@ const query = pg.Client.prototype.query as (...args: Array<unknown>) => unknown
  * Counts every statement this process's node-postgres clients send while `body` runs (each `client.query`, the pool's
  * included, is one round trip with one statement): the connector in this process, with nothing else querying.
  */
-export const countingStatements = <A, E, R>(body: Effect.Effect<A, E, R>): Effect.Effect<readonly [A, number], E, R> =>
+export const countingStatements = <A, E, R>(
+  body: Effect.Effect<A, E, R>
+): Effect.Effect<readonly [A, { readonly statements: number; readonly tokenReads: number }], E, R> =>
   Effect.suspend(() => {
-    const before = statements
+    const before = { statements, tokenReads }
     counting++
     return body.pipe(
-      Effect.map((a) => [a, statements - before] as const),
+      Effect.map((a) => [a, { statements: statements - before.statements, tokenReads: tokenReads - before.tokenReads }] as const),
       Effect.ensuring(Effect.sync(() => void counting--))
     )
   })
@@ -108,7 +118,7 @@ export const measureIdleCycle = (options: {
     const cpu0 = process.cpuUsage()
     const t0 = performance.now()
     const cycle = countingStatements(runner.run({ mode: "sync", accounts: options.accountIds, concurrency: options.concurrency }))
-    const [reports, statementCount] = yield* (options.cpuProfile ? cpuProfiled(options.cpuProfile, cycle) : cycle)
+    const [reports, counted] = yield* (options.cpuProfile ? cpuProfiled(options.cpuProfile, cycle) : cycle)
     const wallMs = performance.now() - t0
     if (process.env.IDLE_CYCLE_STATEMENTS) {
       fs.writeFileSync(process.env.IDLE_CYCLE_STATEMENTS, [...statementTexts].sort((a, b) => b[1] - a[1]).map(([t, n]) => `${n}\t${t}`).join("\n"))
@@ -132,7 +142,8 @@ export const measureIdleCycle = (options: {
       accounts: n,
       connectorCpuMsPerAccount: (cpu.user + cpu.system) / 1000 / n,
       postgresCpuMsPerAccount: (pgSeconds * 1000) / n,
-      statementsPerAccount: statementCount / n,
+      statementsPerAccount: counted.statements / n,
+      tokenReadsPerAccount: counted.tokenReads / n,
       requestsPerAccount: requests / n,
       wallMs,
       loadAverage: os.loadavg()[0]!
@@ -173,7 +184,7 @@ export const idleCycleBench = (emulator: EmulatorProcess, o: IdleCycleOptions) =
         const r = yield* measureIdleCycle({ accountIds: ids, admin: emulator.admin, applicationName, concurrency: o.concurrency, ...(cpuProfile ? { cpuProfile } : {}) })
         yield* say(
           `${r.accounts} accounts in ${(r.wallMs / 1000).toFixed(1)} s: connector ${r.connectorCpuMsPerAccount.toFixed(2)} CPU ms, Postgres ${r.postgresCpuMsPerAccount.toFixed(2)} CPU ms, ` +
-            `${r.statementsPerAccount.toFixed(1)} statements, ${r.requestsPerAccount.toFixed(2)} requests per account; load ${r.loadAverage.toFixed(2)}`
+            `${r.statementsPerAccount.toFixed(1)} statements (${r.tokenReadsPerAccount.toFixed(1)} token reads), ${r.requestsPerAccount.toFixed(2)} requests per account; load ${r.loadAverage.toFixed(2)}`
         )
         cycles.push(r)
       }

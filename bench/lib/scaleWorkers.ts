@@ -118,9 +118,6 @@ export const withAccounts = <A>(
       const t0 = performance.now()
       yield* Effect.forEach(ids, connectAccount, { concurrency: 8, discard: true })
       yield* say(`${ids.length} accounts connected in ${((performance.now() - t0) / 1000).toFixed(1)} s`)
-      const sql = yield* SqlClient.SqlClient
-      // pg-boss's schema beside ours (connectorLayer drops ours)
-      yield* Effect.addFinalizer(() => sql.unsafe(`DROP SCHEMA IF EXISTS ${schema}_queue CASCADE`).pipe(Effect.ignore))
       return yield* body(env, ids)
     }).pipe(
       Effect.scoped,

@@ -2,108 +2,25 @@ import { SqlClient, type SqlError, SqlSchema } from "@effect/sql"
 import { Context, Effect, Layer, Schema } from "effect"
 import { retryingOnConnectionLoss } from "../db/connectionRetry.js"
 import { rowsOrDie } from "../db/rows.js"
+import { insertEvents } from "./eventInsert.js"
+import { AccountRow, DepthRow, IdRow, QueuedRow, StatusRow, UnmatchedRow } from "./eventQueueRows.js"
+import type { AccountEvents, QueuedEvent, ReceivedEvent, UnmatchedAccount } from "./queuedEvents.js"
 
 /**
- * The change-event queue, `webhook_events`: the one module with its SQL. The webhook inbox (auth) records deliveries
- * through it, the consumer (sync/events) claims and settles them through it, retention prunes through it.
+ * The change-event queue, `webhook_events`: the one module with its SQL (its INSERT built in eventInsert). The webhook
+ * inbox (auth) records deliveries through it, the consumer (sync/events) claims and settles them through it,
+ * retention prunes through it.
  *
  * A delivery's state: `pending` (due at `next_attempt_at`; none while its account waits for a reconnect), `applied`,
  * `ignored` (a topic no stream takes), `deferred` (left to the stream's next full pass), `failed` (given up on after
  * its attempts), `unmatched` (an account no connection matched).
  */
 
-/** A verified delivery, as the inbox hands it over. */
-export interface ReceivedEvent {
-  /** The hash of what it says: a redelivery is the same event. */
-  readonly eventId: string
-  readonly topic: string
-  readonly appId: string
-  /** The connection it matched; null: none did (kept as `unmatched`, shown by `status`). */
-  readonly accountId: string | null
-  /** The account id as the delivery spelled it. */
-  readonly sentAccountId: string
-  readonly itemId: string
-  /** The service's time of the change (whole seconds). */
-  readonly occurredAt: Date
-  readonly receivedAt: Date
-  /** Applied as it was recorded (APP_DISCONNECT, in the caller's transaction). */
-  readonly applied: boolean
-}
-
-/** What a queued change event is to the consumer. */
-export interface QueuedEvent {
-  readonly id: string
-  readonly topic: string
-  readonly itemId: string
-  readonly occurredAt: Date
-  readonly attempts: number
-}
-
-/** Where an account's change events stand (`status`). */
-export interface AccountEvents {
-  readonly accountId: string
-  /** Pending, those waiting for a reconnect included. */
-  readonly waiting: number
-  /** Pending until the account is connected again (it was revoked or disconnected when they came due). */
-  readonly waitingForReconnect: number
-  readonly oldestWaitingSince: Date | null
-  readonly lastApplied: { readonly topic: string; readonly itemId: string; readonly appliedAt: Date } | null
-  readonly failed: number
-  readonly lastError: string | null
-  readonly deferred: number
-}
-
-/** Deliveries for account ids no connection matches (`status`): recorded, never an error to the service. */
-export interface UnmatchedAccount {
-  readonly sentAccountId: string
-  readonly events: number
-  readonly lastReceivedAt: Date
-}
-
 /** The LIKE pattern of a topic prefix's topics (`JOB` matches `JOB_CREATE`, `JOB_UPDATE`, ...). */
 const topicPattern = (topicPrefix: string) => `${topicPrefix.replace(/[\\%_]/g, (c) => `\\${c}`)}\\_%`
 
-/** A change is read again no sooner than a second after it (the event's time has second precision: later changes of that second share its id). */
-const settleMs = 1000
-
-/**
- * An event time ahead of the time it was received by more than this is the sender's clock error, not a change still
- * to come: the event waits no longer than this (and the settle) before it is applied.
- */
-export const maxAheadMs = 60_000
-
-/** When a received event is first due: a second after its change, but never more than `maxAheadMs` after it arrived. */
-export const firstAttemptAt = (occurredAt: Date, receivedAt: Date): Date => {
-  const wait = Math.min(Math.max(0, occurredAt.getTime() + settleMs - receivedAt.getTime()), maxAheadMs + settleMs)
-  return new Date(receivedAt.getTime() + wait)
-}
-
 /** Rows taken per DELETE, so a large backlog is pruned in short statements. */
 const pruneBatch = 5_000
-
-const QueuedRow = Schema.Struct({
-  event_id: Schema.String,
-  topic: Schema.String,
-  item_id: Schema.String,
-  occurred_at: Schema.DateFromSelf,
-  attempts: Schema.Number
-})
-const AccountRow = Schema.Struct({ account_id: Schema.String })
-const DepthRow = Schema.Struct({ account_id: Schema.String, waiting: Schema.Number })
-const StatusRow = Schema.Struct({
-  account_id: Schema.String,
-  waiting: Schema.Number,
-  waiting_for_reconnect: Schema.Number,
-  oldest_waiting: Schema.NullOr(Schema.DateFromSelf),
-  failed: Schema.Number,
-  deferred: Schema.Number,
-  last_error: Schema.NullOr(Schema.String),
-  last_topic: Schema.NullOr(Schema.String),
-  last_item: Schema.NullOr(Schema.String),
-  last_applied_at: Schema.NullOr(Schema.DateFromSelf)
-})
-const UnmatchedRow = Schema.Struct({ sent_account_id: Schema.String, events: Schema.Number, last_received_at: Schema.DateFromSelf })
-const IdRow = Schema.Struct({ event_id: Schema.String })
 
 export class EventQueue extends Context.Tag("account-sync/EventQueue")<
   EventQueue,
@@ -157,40 +74,7 @@ export const EventQueueLive = Layer.effect(
   EventQueue,
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    const rowOf = (e: ReceivedEvent) => {
-      const state = e.accountId === null ? "unmatched" : e.applied ? "applied" : "pending"
-      return {
-        event_id: e.eventId,
-        topic: e.topic,
-        app_id: e.appId,
-        account_id: e.accountId,
-        sent_account_id: e.sentAccountId,
-        item_id: e.itemId,
-        occurred_at: e.occurredAt,
-        received_at: e.receivedAt,
-        state,
-        next_attempt_at: firstAttemptAt(e.occurredAt, e.receivedAt),
-        applied_at: state === "applied" ? e.receivedAt : null
-      }
-    }
-    // One statement text for any number of rows (arrays, not a VALUES list a group's size long): prepared once per
-    // session, not parsed and described again for each new group size. Rows go in event_id order, so two groups in
-    // flight at once that share ids wait on each other in the same order (no deadlock).
-    const insert = SqlSchema.findAll({
-      Request: Schema.Any,
-      Result: IdRow,
-      execute: (events: ReadonlyArray<ReceivedEvent>) => {
-        const rows = events.map(rowOf).sort((a, b) => (a.event_id < b.event_id ? -1 : a.event_id > b.event_id ? 1 : 0))
-        const column = <K extends keyof (typeof rows)[number]>(key: K) => rows.map((r) => r[key])
-        const time = (key: "occurred_at" | "received_at" | "next_attempt_at" | "applied_at") => rows.map((r) => r[key]?.toISOString() ?? null)
-        return sql`
-          INSERT INTO webhook_events (event_id, topic, app_id, account_id, sent_account_id, item_id, occurred_at, received_at, state, next_attempt_at, applied_at)
-          SELECT * FROM unnest(${column("event_id")}::text[], ${column("topic")}::text[], ${column("app_id")}::text[], ${column("account_id")}::text[],
-            ${column("sent_account_id")}::text[], ${column("item_id")}::text[], ${time("occurred_at")}::timestamptz[], ${time("received_at")}::timestamptz[],
-            ${column("state")}::text[], ${time("next_attempt_at")}::timestamptz[], ${time("applied_at")}::timestamptz[])
-          ON CONFLICT (event_id) DO NOTHING RETURNING event_id`
-      }
-    })
+    const insert = insertEvents(sql)
     const enqueueMany = (events: ReadonlyArray<ReceivedEvent>) =>
       events.length === 0
         ? Effect.succeed([])

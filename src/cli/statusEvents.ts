@@ -1,5 +1,5 @@
 import type { Connection } from "../auth/Connections.js"
-import type { AccountEvents, UnmatchedAccount } from "../changes/EventQueue.js"
+import type { AccountEvents, UnmatchedAccount } from "../changes/queuedEvents.js"
 import { count, safe } from "./output/text.js"
 import { relativeTime } from "./output/time.js"
 import { accountLabel, fit, iso, type StatusView } from "./statusView.js"

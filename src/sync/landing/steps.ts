@@ -1,8 +1,10 @@
-import type { SqlClient, Statement } from "@effect/sql"
+import type { SqlClient } from "@effect/sql"
 import { leaseHeld } from "../AccountLeases.js"
 import { checkpointStep, seenStep } from "../pass/checkpointSteps.js"
-import type { AnyStream, ChildDefinition, Column } from "../streams/Stream.js"
+import type { AnyStream, ChildDefinition } from "../streams/Stream.js"
+import { customFieldSteps } from "./customFieldSteps.js"
 import type { LandingStep, PageValues } from "./LandingStep.js"
+import { quoted, upsertSql, upsertStatement } from "./upsertSql.js"
 
 /**
  * `lease`: whether this run still holds the account (its lease's epoch unchanged, the row key-share locked for the
@@ -37,70 +39,6 @@ export const nodesStep: LandingStep = {
     }
   }
 }
-
-/** An SQL identifier, quoted. */
-export const quoted = (name: string) => `"${name.replace(/"/g, '""')}"`
-
-/** A number written as text (a coordinate some types send as a string): anything else is not cast. */
-export const numberText = "^\\s*[-+]?([0-9]+\\.?[0-9]*|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*$"
-
-/** How a column's value is read from `r` (the node through jsonb_to_record): top-level by name, nested by path. */
-const extract = (c: Column): string => {
-  if (!c.selected) return `NULL::${c.type}`
-  const [head, ...rest] = c.path
-  if (rest.length === 0) return `r.${quoted(head!)}`
-  const text = `(r.${quoted(head!)} #>> '{${rest.join(",")}}')`
-  if (c.type === "jsonb") return `(r.${quoted(head!)} #> '{${rest.join(",")}}')`
-  if (c.type === "text") return text
-  // a coordinate may come as a string that is no number: null, never a failed page (raw keeps what was sent)
-  if (c.type === "double precision") return `(CASE WHEN ${text} ~ '${numberText}' THEN ${text}::double precision END)`
-  return `${text}::${c.type}`
-}
-
-/** The record definition of jsonb_to_record: top-level fields with their type, or jsonb when columns read inside them. */
-const recordDefinition = (columns: ReadonlyArray<Column>): string => {
-  const top = new Map<string, string>([["id", "text"]])
-  for (const c of columns) {
-    if (!c.selected) continue
-    const head = c.path[0]!
-    top.set(head, c.path.length === 1 ? c.type : "jsonb")
-  }
-  return [...top].map(([field, type]) => `${quoted(field)} ${type}`).join(", ")
-}
-
-/**
- * An upsert of the rows of `source` (a CTE with `node`, the raw `raw` and, for children, `parent_id`) into `table`:
- * each column taken out of the node by Postgres (named as the service names the fields), the node kept whole as
- * `raw`; an unchanged row is not rewritten, a row marked deleted that comes back loses its mark.
- */
-const upsertSql = (options: {
-  readonly table: string
-  readonly columns: ReadonlyArray<Column>
-  readonly source: string
-  readonly parentColumn?: string
-  readonly key: ReadonlyArray<string>
-}) => {
-  const cols = [...options.columns.map((c) => quoted(c.column)), "raw"]
-  const parent = options.parentColumn === undefined ? [] : [quoted(options.parentColumn)]
-  const compared = [...parent, ...cols]
-  return {
-    insert: `INSERT INTO ${options.table} AS t (account_id, id, ${[...parent, ...cols].join(", ")})`,
-    select: `r.id, ${[...(options.parentColumn === undefined ? [] : ["e.parent_id"]), ...options.columns.map(extract), "e.raw"].join(", ")}`,
-    /** Up to the condition of the update: `WHERE <changed> [AND <more>] RETURNING t.id` follows. */
-    rest: `FROM ${options.source} AS e CROSS JOIN LATERAL jsonb_to_record(e.node) AS r(${recordDefinition(options.columns)})
-      WHERE EXISTS (SELECT 1 FROM pass)
-      ON CONFLICT (${options.key.join(", ")}) DO UPDATE SET
-        ${compared.map((c) => `${c} = EXCLUDED.${c}`).join(", ")}, synced_at = now(), deleted_at = NULL`,
-    changed: `(${compared.map((c) => `t.${c}`).join(", ")}, t.deleted_at)
-        IS DISTINCT FROM (${compared.map((c) => `EXCLUDED.${c}`).join(", ")}, NULL::timestamptz)`
-  }
-}
-
-/** An upsert whose conflicting rows are updated only when they changed. */
-const upsertStatement = (sql: SqlClient.SqlClient, accountId: string, t: ReturnType<typeof upsertSql>, guard?: Statement.Fragment) =>
-  sql`${sql.literal(t.insert)} SELECT ${accountId}, ${sql.literal(t.select)} ${sql.literal(t.rest)}
-      WHERE ${sql.literal(t.changed)}${guard ?? sql.literal("")}
-      RETURNING t.id`
 
 /** Texts that depend on the stream only, built once per stream (the statement's text must not change per page). */
 const cached = <A>(build: (stream: AnyStream) => A) => {
@@ -239,67 +177,6 @@ export const childSteps = (child: ChildDefinition): ReadonlyArray<LandingStep> =
     }
   ]
 }
-
-/** What a custom field's value is, as text and as JSON, whatever its kind. */
-const customFieldValue = {
-  text: `CASE f.node ->> '__typename'
-    WHEN 'CustomFieldArea' THEN concat_ws(' ', (f.node #>> '{valueArea,length}') || ' x ' || (f.node #>> '{valueArea,width}'), f.node ->> 'unit')
-    WHEN 'CustomFieldBoolean' THEN f.node ->> 'valueBoolean'
-    WHEN 'CustomFieldLink' THEN f.node ->> 'valueUrl'
-    WHEN 'CustomFieldNumber' THEN f.node ->> 'valueNumber'
-    WHEN 'CustomFieldSelect' THEN f.node ->> 'valueSelect'
-    ELSE f.node ->> 'valueText' END`,
-  json: `CASE f.node ->> '__typename'
-    WHEN 'CustomFieldArea' THEN f.node -> 'valueArea'
-    WHEN 'CustomFieldBoolean' THEN f.node -> 'valueBoolean'
-    WHEN 'CustomFieldLink' THEN jsonb_build_object('text', f.node -> 'valueText', 'url', f.node -> 'valueUrl')
-    WHEN 'CustomFieldNumber' THEN f.node -> 'valueNumber'
-    WHEN 'CustomFieldSelect' THEN f.node -> 'valueSelect'
-    ELSE f.node -> 'valueText' END`
-}
-
-/** The steps that replace a parent's custom fields with its own (one table for every parent type). */
-export const customFieldSteps = (parentType: string): ReadonlyArray<LandingStep> => [
-  {
-    name: "custom_field_rows",
-    sql: (sql) =>
-      sql.literal(`SELECT DISTINCT ON (p.node ->> 'id', COALESCE(f.node ->> 'id', f.node ->> 'label'))
-          p.node ->> 'id' AS parent_id, COALESCE(f.node ->> 'id', f.node ->> 'label') AS field_key, f.node,
-          COALESCE(p.raw -> 'customFields' -> (f.i - 1)::int, f.node) AS raw
-        FROM page_rows AS p CROSS JOIN LATERAL jsonb_array_elements(COALESCE(p.node -> 'customFields', '[]'::jsonb)) WITH ORDINALITY AS f(node, i)
-        WHERE EXISTS (SELECT 1 FROM pass)
-        ORDER BY p.node ->> 'id', COALESCE(f.node ->> 'id', f.node ->> 'label'), f.i DESC`)
-  },
-  {
-    name: "custom_fields_landed",
-    sql: (sql, v) => sql`
-      INSERT INTO custom_fields AS t (account_id, parent_type, parent_id, field_key, field_id, label, kind, unit, value_text, value, raw)
-      SELECT ${v.accountId}, ${parentType}, f.parent_id, f.field_key, f.node ->> 'id', f.node ->> 'label', f.node ->> '__typename',
-        f.node ->> 'unit', ${sql.literal(customFieldValue.text)}, ${sql.literal(customFieldValue.json)}, f.raw
-      FROM custom_field_rows AS f
-      ON CONFLICT (account_id, parent_type, parent_id, field_key) DO UPDATE SET
-        field_id = EXCLUDED.field_id, label = EXCLUDED.label, kind = EXCLUDED.kind, unit = EXCLUDED.unit,
-        value_text = EXCLUDED.value_text, value = EXCLUDED.value, raw = EXCLUDED.raw, synced_at = now(), deleted_at = NULL
-      WHERE (t.field_id, t.label, t.kind, t.unit, t.value_text, t.value, t.raw, t.deleted_at)
-        IS DISTINCT FROM (EXCLUDED.field_id, EXCLUDED.label, EXCLUDED.kind, EXCLUDED.unit, EXCLUDED.value_text, EXCLUDED.value, EXCLUDED.raw, NULL::timestamptz)
-      RETURNING 1`
-  },
-  {
-    // the parents' live custom fields less those the page brings (a set difference, as for line items)
-    name: "custom_fields_removed",
-    sql: (sql, v) => sql`
-      UPDATE custom_fields AS t SET deleted_at = now()
-      FROM (
-        SELECT k.parent_id, k.field_key FROM custom_fields AS k
-        WHERE k.account_id = ${v.accountId} AND k.parent_type = ${parentType} AND k.deleted_at IS NULL AND EXISTS (SELECT 1 FROM pass)
-          AND k.parent_id = ANY (ARRAY(SELECT node ->> 'id' FROM page_rows))
-        EXCEPT
-        SELECT f.parent_id, f.field_key FROM custom_field_rows AS f
-      ) AS gone
-      WHERE t.account_id = ${v.accountId} AND t.parent_type = ${parentType} AND t.parent_id = ANY (ARRAY(SELECT node ->> 'id' FROM page_rows))
-        AND t.parent_id = gone.parent_id AND t.field_key = gone.field_key`
-  }
-]
 
 /**
  * The steps of a stream's page statement, in order: the lease, the checkpoint (Checkpoints), its rows, its children's,

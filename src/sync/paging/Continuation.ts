@@ -1,3 +1,7 @@
+import type { Answer, Verdict } from "./answer.js"
+import { afterCursor, atOffset, atStart, describePlace, type Place } from "./place.js"
+import type { RecentIds } from "./RecentIds.js"
+
 /**
  * How a pass pages exactly while the list moves under it, and while the service leaves nodes out of its pages.
  *
@@ -32,83 +36,6 @@ export const barrenPagesLimit = 50
  * the list (which always joins): a pass whose list moved far is read again from the start rather than fail.
  */
 export const reaskLimit = 10
-
-/** The ids a pass landed most recently, in list order: the rows a page may join on. Bounded. */
-export class RecentIds {
-  /** The ids in the order added, as a ring: the oldest is overwritten by the newest (no array shifted per id). */
-  private readonly ring: Array<string> = []
-  private next = 0
-  private readonly set = new Set<string>()
-
-  constructor(
-    private readonly capacity: number,
-    initial: ReadonlyArray<string> = []
-  ) {
-    this.add(initial)
-  }
-
-  add(ids: ReadonlyArray<string>): void {
-    if (this.capacity <= 0) return
-    for (const id of ids) {
-      if (this.set.has(id)) continue
-      if (this.ring.length === this.capacity) this.set.delete(this.ring[this.next]!)
-      this.ring[this.next] = id
-      this.next = (this.next + 1) % this.capacity
-      this.set.add(id)
-    }
-  }
-
-  has(id: string): boolean {
-    return this.set.has(id)
-  }
-
-  /** The most recent ones, oldest first: what a checkpoint keeps for a resumed pass. */
-  last(n: number): ReadonlyArray<string> {
-    const k = Math.max(0, Math.min(n, this.ring.length))
-    const out: Array<string> = []
-    for (let i = k; i > 0; i--) out.push(this.ring[(this.next - i + this.ring.length) % this.ring.length]!)
-    return out
-  }
-
-  get size(): number {
-    return this.ring.length
-  }
-}
-
-/** Where a page is asked: from a position of the order, or after the row of a cursor (null: from the start). */
-export type Place = { readonly _tag: "Offset"; readonly offset: number } | { readonly _tag: "After"; readonly after: string | null }
-
-export const atOffset = (offset: number): Place => ({ _tag: "Offset", offset })
-export const afterCursor = (after: string | null): Place => ({ _tag: "After", after })
-
-const atStart = (place: Place) => (place._tag === "Offset" ? place.offset === 0 : place.after === null)
-
-export const describePlace = (place: Place): string =>
-  place._tag === "Offset" ? `offset ${place.offset}` : place.after === null ? "the start (no cursor)" : `after cursor ${JSON.stringify(place.after.slice(0, 40))}`
-
-/** A page as the service answered it: what the walk needs of it. */
-export interface Answer {
-  readonly place: Place
-  /** The positions it paged. */
-  readonly first: number
-  /** Its nodes' ids, in order (the nodes the service left out are not there). */
-  readonly ids: ReadonlyArray<string>
-  /** Each node's cursor (paging after cursors). */
-  readonly cursors?: ReadonlyArray<string> | undefined
-  readonly hasNextPage: boolean
-  /** The cursor of the last row it paged (paging after cursors), left out or not. */
-  readonly endCursor?: string | null | undefined
-}
-
-export type Verdict =
-  /** Land the rows from `newFrom`; `shifted`: the list moved; `checked`: the join proves no row was skipped. */
-  | { readonly _tag: "Joined"; readonly newFrom: number; readonly shifted: boolean; readonly checked: boolean }
-  /** The page does not join: ask at `place` instead. */
-  | { readonly _tag: "AskAgain"; readonly place: Place; readonly why: string }
-  /** The service answered a page asked further on with the rows of the start: it ignores `offset`. */
-  | { readonly _tag: "IgnoresOffset"; readonly detail: string }
-  /** The service ignores `after` too: nothing to page with. */
-  | { readonly _tag: "CannotPage"; readonly detail: string }
 
 const moved = "no row of the page was landed before (the list moved behind the pass)"
 

@@ -1,4 +1,4 @@
-import type { Place } from "./Continuation.js"
+import type { Place } from "./place.js"
 import type { Page, ReceivedNode } from "../model.js"
 
 /** What the walk said of a page that joined (see Continuation's Verdict). */

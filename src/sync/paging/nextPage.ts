@@ -1,6 +1,7 @@
 import { Effect, Either, Fiber } from "effect"
 import { estimateQueryCost } from "../../api/costEstimate.js"
-import { atOffset, barrenPagesLimit, describePlace, type Place, type Walk } from "./Continuation.js"
+import { barrenPagesLimit, type Walk } from "./Continuation.js"
+import { atOffset, describePlace, type Place } from "./place.js"
 import { PagingStuck } from "../errors.js"
 import type { Page } from "../model.js"
 import { pageSize } from "./pageSize.js"

@@ -1,4 +1,4 @@
-import type { Place } from "./Continuation.js"
+import type { Place } from "./place.js"
 import type { Variables } from "../model.js"
 import type { ChildDefinition } from "../streams/Stream.js"
 

@@ -1,4 +1,5 @@
-import { describePlace, type Place, reaskLimit } from "./Continuation.js"
+import { reaskLimit } from "./Continuation.js"
+import { describePlace, type Place } from "./place.js"
 
 /**
  * The asks of one page until it joins the rows landed. A page is asked again at most `reaskLimit` times, spending at

@@ -41,17 +41,4 @@ layer(TestDatabaseLive, { timeout: 120_000, excludeTestServices: true })("demo",
       }),
     120_000
   )
-
-  it.effect(
-    "runs on the embedded Postgres too (no DATABASE_URL): every account exact",
-    () =>
-      Effect.gen(function* () {
-        const result = yield* runDemo({ dataDir: "memory", databaseUrl: Option.none(), schema: "account_sync_demo", jobsPerAccount: 300 })
-        expect(result.accounts.map((a) => [a.matches, a.status])).toEqual([
-          [true, "active"],
-          [true, "disconnected"]
-        ])
-      }),
-    120_000
-  )
 })

@@ -13,12 +13,13 @@ const appName = (schema: string) => `idle-${schema}`
  * Per account of an idle cycle, at most: the statements (the connection read; its streams' decision inputs read at
  * once; the jobs pass's visits read again and landed; each of the 5 incremental streams' pass begun with its run's
  * row, its page landed ending the pass, its run recorded; the account's lease taken, closing its runs left running,
- * and released, recording the run's outcome: 22; the token's read, with the connection's status, adds 1 when its 15 s in-memory copy
- * has lapsed, not within this test); the service requests (the account query, one per incremental stream, the jobs'
- * visits read again).
+ * and released, recording the run's outcome: 22); the service requests (the account query, one per incremental stream, the
+ * jobs' visits read again). The token's read, with the connection's status, is counted apart: it adds 1 per account
+ * when the token's 15 s in-memory copy has lapsed since the first run, which depends on how long that run took.
  * Issue 36's goal is 15 statements; this bounds where the cycle is now, so it can only go down.
  */
 const statementsAtMost = 22
+const tokenReadsAtMost = 1
 const requestsAtMost = 7
 
 layer(
@@ -42,7 +43,8 @@ layer(
       expect(cycle.requestsPerAccount).toBeGreaterThan(0)
       expect(cycle.requestsPerAccount).toBeLessThanOrEqual(requestsAtMost)
       expect(cycle.statementsPerAccount).toBeGreaterThan(0)
-      expect(cycle.statementsPerAccount).toBeLessThanOrEqual(statementsAtMost)
+      expect(cycle.tokenReadsPerAccount).toBeLessThanOrEqual(tokenReadsAtMost)
+      expect(cycle.statementsPerAccount - cycle.tokenReadsPerAccount).toBeLessThanOrEqual(statementsAtMost)
     })
   )
 })

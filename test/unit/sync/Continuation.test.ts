@@ -1,5 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
-import { type Answer, atOffset, type Place, RecentIds, Walk } from "../../../src/sync/paging/Continuation.js"
+import type { Answer } from "../../../src/sync/paging/answer.js"
+import { Walk } from "../../../src/sync/paging/Continuation.js"
+import { atOffset, type Place } from "../../../src/sync/paging/place.js"
+import { RecentIds } from "../../../src/sync/paging/RecentIds.js"
 
 /** A tiny seeded generator (mulberry32): the same churn for the same seed. */
 const random = (seed: number) => () => {

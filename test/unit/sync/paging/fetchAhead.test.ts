@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { afterCursor, atOffset, type Place } from "../../../../src/sync/paging/Continuation.js"
+import { afterCursor, atOffset, type Place } from "../../../../src/sync/paging/place.js"
 import { afterJoin, aheadPlace, hasRoomAhead, sameAsk, samePlace } from "../../../../src/sync/paging/fetchAhead.js"
 import type { ChildDefinition } from "../../../../src/sync/streams/Stream.js"
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { afterCursor, atOffset, type Place } from "../../../../src/sync/paging/Continuation.js"
+import { afterCursor, atOffset, type Place } from "../../../../src/sync/paging/place.js"
 import { type Answered, landedPage } from "../../../../src/sync/paging/landedPage.js"
 
 const answer = (rows: number, costPoints: number): Answered => ({

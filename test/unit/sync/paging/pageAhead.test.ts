@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber } from "effect"
-import { atOffset } from "../../../../src/sync/paging/Continuation.js"
+import { atOffset } from "../../../../src/sync/paging/place.js"
 import { makePageAhead } from "../../../../src/sync/paging/pageAhead.js"
 
 const asked = (offset: number, first = 100) => ({ place: atOffset(offset), first, inner: new Map() })

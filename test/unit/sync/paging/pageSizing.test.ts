@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { atOffset, afterCursor } from "../../../../src/sync/paging/Continuation.js"
+import { atOffset, afterCursor } from "../../../../src/sync/paging/place.js"
 import { pageVariables } from "../../../../src/sync/paging/pageVariables.js"
 import { largestPage, listEnds, minParentsPerPage, smallerInner } from "../../../../src/sync/paging/pageSizing.js"
 import type { ChildDefinition } from "../../../../src/sync/streams/Stream.js"

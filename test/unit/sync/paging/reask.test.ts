@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { afterCursor, atOffset, reaskLimit } from "../../../../src/sync/paging/Continuation.js"
+import { reaskLimit } from "../../../../src/sync/paging/Continuation.js"
+import { afterCursor, atOffset } from "../../../../src/sync/paging/place.js"
 import { answered, askAgain, type Asking, firstAsk, nextAsk, pointsBound } from "../../../../src/sync/paging/reask.js"
 
 /** An asking state after `asks` asks that threw away `wasted` points, the last at `offset`. */
