@@ -60,9 +60,11 @@ export const StreamRunLive = Layer.effect(
 
     const decisionInputs = (accountId: string, streams: ReadonlyArray<AnyStream>) =>
       Effect.gen(function* () {
-        const byStream = yield* checkpoints.forAccount(accountId)
         const topics = [...new Set(streams.filter(eventsCount).map((s) => s.topic!))]
-        const applied = yield* events.lastAppliedByTopic(accountId, topics)
+        // one statement: the checkpoints with when each topic's latest event was applied
+        const read = yield* checkpoints.forAccountWith(accountId, events.lastAppliedQuery(accountId, topics))
+        const byStream = read.checkpoints
+        const applied = yield* events.lastAppliedFrom(read.other)
         return new Map(
           streams.map((s) => [
             s.name,
