@@ -60,6 +60,8 @@ export class Connections extends Context.Tag("account-sync/Connections")<
     /** Every connection with its status, reason and token expiry, ordered by account id. */
     readonly list: () => Effect.Effect<ReadonlyArray<Connection>, SqlError.SqlError>
     readonly get: (accountId: string) => Effect.Effect<Option.Option<Connection>, SqlError.SqlError>
+    /** The connections of `accountIds` (those that exist) in one statement, ordered by account id: a run's accounts. */
+    readonly getMany: (accountIds: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<Connection>, SqlError.SqlError>
     readonly status: (accountId: string) => Effect.Effect<StatusOrAbsent, SqlError.SqlError>
     /** The status under a row lock (`FOR NO KEY UPDATE`) until the surrounding transaction ends. */
     readonly statusForUpdate: (accountId: string) => Effect.Effect<StatusOrAbsent, SqlError.SqlError>
@@ -126,6 +128,11 @@ export const ConnectionsLive = Layer.effect(
       Result: ConnectionRow,
       execute: (accountId) => select(sql.and([sql`c.account_id = ${accountId}`]))
     })
+    const findRows = SqlSchema.findAll({
+      Request: Schema.Array(Schema.String),
+      Result: ConnectionRow,
+      execute: (accountIds) => select(sql.and([sql`c.account_id = ANY (${accountIds}::text[])`]))
+    })
     const findStatus = SqlSchema.findOne({
       Request: Schema.String,
       Result: StatusRow,
@@ -162,6 +169,8 @@ export const ConnectionsLive = Layer.effect(
     const plain = {
       list: () => Effect.provideService(listConnections, SqlClient.SqlClient, sql),
       get,
+      getMany: (accountIds: ReadonlyArray<string>) =>
+        accountIds.length === 0 ? Effect.succeed([]) : Effect.map(rowsOrDie(findRows(accountIds)), (rows) => rows.map(toConnection)),
       status: (accountId: string) => Effect.map(rowsOrDie(findStatus(accountId)), statusOf),
       activate: ({ accountId, accountName, scopes, tokens: issued }: Parameters<Connections["Type"]["activate"]>[0]) =>
         sql.withTransaction(

@@ -1,4 +1,4 @@
-import { SqlClient, type SqlError, SqlSchema } from "@effect/sql"
+import { SqlClient, type SqlError, SqlSchema, type Statement } from "@effect/sql"
 import { Context, Effect, Layer, Schema } from "effect"
 import { retryingOnConnectionLoss } from "../db/connectionRetry.js"
 import { rowsOrDie } from "../db/rows.js"
@@ -61,6 +61,12 @@ export class EventQueue extends Context.Tag("account-sync/EventQueue")<
     readonly lastApplied: (accountId: string, topicPrefix: string) => Effect.Effect<Date | null, SqlError.SqlError>
     /** `lastApplied` of each of these topic prefixes, in one statement: by prefix (absent: none applied). */
     readonly lastAppliedByTopic: (accountId: string, topicPrefixes: ReadonlyArray<string>) => Effect.Effect<ReadonlyMap<string, Date>, SqlError.SqlError>
+    /**
+     * `lastAppliedByTopic` in two halves, for a statement that reads more: the query (columns `prefix`, `received_at`;
+     * no row when no prefix is given) and what its rows say.
+     */
+    readonly lastAppliedQuery: (accountId: string, topicPrefixes: ReadonlyArray<string>) => Statement.Fragment
+    readonly lastAppliedFrom: (rows: ReadonlyArray<unknown>) => Effect.Effect<ReadonlyMap<string, Date>>
     /**
      * Deletes what is done with and older than `cutoff`: settled deliveries (applied, ignored, unmatched, deferred to a
      * full pass, failed) by when they settled, and events still waiting for a reconnect by when they arrived. Events
@@ -147,14 +153,18 @@ export const EventQueueLive = Layer.effect(
         SELECT received_at FROM webhook_events WHERE account_id = ${accountId} AND state = 'applied' AND topic LIKE ${pattern}
         ORDER BY received_at DESC LIMIT 1`
     })
-    const lastAppliedEach = SqlSchema.findAll({
-      Request: Schema.Struct({ accountId: Schema.String, prefixes: Schema.Array(Schema.String), patterns: Schema.Array(Schema.String) }),
-      Result: Schema.Struct({ prefix: Schema.String, received_at: Schema.DateFromSelf }),
-      execute: ({ accountId, prefixes, patterns }) => sql`
-        SELECT t.prefix, e.received_at FROM unnest(${prefixes}::text[], ${patterns}::text[]) AS t(prefix, pattern)
+    const lastAppliedQuery = (accountId: string, prefixes: ReadonlyArray<string>) => sql`
+        SELECT t.prefix, e.received_at FROM unnest(${prefixes}::text[], ${prefixes.map(topicPattern)}::text[]) AS t(prefix, pattern)
         CROSS JOIN LATERAL (SELECT received_at FROM webhook_events WHERE account_id = ${accountId} AND state = 'applied' AND topic LIKE t.pattern
           ORDER BY received_at DESC LIMIT 1) e`
+    const LastAppliedRow = Schema.Struct({ prefix: Schema.String, received_at: Schema.DateFromSelf })
+    const lastAppliedEach = SqlSchema.findAll({
+      Request: Schema.Struct({ accountId: Schema.String, prefixes: Schema.Array(Schema.String) }),
+      Result: LastAppliedRow,
+      execute: ({ accountId, prefixes }) => lastAppliedQuery(accountId, prefixes)
     })
+    const byPrefix = (rows: ReadonlyArray<typeof LastAppliedRow.Type>) => new Map(rows.map((r) => [r.prefix, r.received_at])) as ReadonlyMap<string, Date>
+    const decodeLastApplied = Schema.decodeUnknown(Schema.Array(LastAppliedRow))
     const pruneRows = SqlSchema.findAll({
       Request: Schema.DateFromSelf,
       Result: IdRow,
@@ -168,6 +178,8 @@ export const EventQueueLive = Layer.effect(
     })
 
     return EventQueue.of({
+      lastAppliedQuery,
+      lastAppliedFrom: (rows) => Effect.map(Effect.orDie(decodeLastApplied(rows)), byPrefix),
       // one statement: in the caller's transaction when there is one, so it is not repeated here on a lost session
       enqueue: (event) => Effect.map(enqueueMany([event]), (news) => news[0]!),
       enqueueMany,
@@ -220,10 +232,7 @@ export const EventQueueLive = Layer.effect(
         lastAppliedByTopic: (accountId: string, topicPrefixes: ReadonlyArray<string>) =>
           topicPrefixes.length === 0
             ? Effect.succeed(new Map<string, Date>())
-            : Effect.map(
-                rowsOrDie(lastAppliedEach({ accountId, prefixes: topicPrefixes, patterns: topicPrefixes.map(topicPattern) })),
-                (rows) => new Map(rows.map((r) => [r.prefix, r.received_at]))
-              ),
+            : Effect.map(rowsOrDie(lastAppliedEach({ accountId, prefixes: topicPrefixes })), byPrefix),
         unmatched: () =>
           Effect.map(rowsOrDie(unmatched(undefined)), (rows) =>
             rows.map((r) => ({ sentAccountId: r.sent_account_id, events: r.events, lastReceivedAt: r.last_received_at }))

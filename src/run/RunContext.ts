@@ -37,6 +37,8 @@ export interface RunContext {
   readonly counts: Ref.Ref<RunCounts>
   readonly resumed: Ref.Ref<boolean>
   readonly askedFullPass: Ref.Ref<boolean>
+  /** The counts the run's end was written with by the statement of the batch that ended its pass (Runs.finishStep). */
+  readonly finishedWith: Ref.Ref<RunCounts | undefined>
   readonly shown: Ref.Ref<Shown>
   /** The counts with the cost budget's use since the run began. */
   readonly withBudget: (c: RunCounts) => Effect.Effect<RunCounts>
@@ -106,6 +108,7 @@ export const makeRunContext =
       counts: yield* Ref.make<RunCounts>(zeroCounts),
       resumed: yield* Ref.make(false),
       askedFullPass: yield* Ref.make(false),
+      finishedWith: yield* Ref.make<RunCounts | undefined>(undefined),
       shown,
       withBudget: (c: RunCounts) =>
         Effect.map(budget.stats(accountId), (after) => ({

@@ -3,6 +3,7 @@ import { Context, Duration, Effect, FiberRef, Layer, Option, Schema } from "effe
 import { retryingOnConnectionLoss } from "../db/connectionRetry.js"
 import { currentAccountLease, leaseEpoch, leaseFence, leaseHeld } from "../sync/AccountLeases.js"
 import { AccountLockLost } from "../sync/errors.js"
+import type { LandingStep } from "../sync/landing/LandingStep.js"
 import type { PassKind } from "../sync/model.js"
 import type { RunOutcome } from "../sync/RunOutcome.js"
 
@@ -32,6 +33,18 @@ export const zeroCounts: RunCounts = {
   rowsConfirmed: 0
 }
 
+/** Whether two runs' counts are the same, as `sync_runs` records them (points rounded). */
+export const sameCounts = (a: RunCounts, b: RunCounts): boolean =>
+  a.pages === b.pages &&
+  a.rows === b.rows &&
+  a.rowsWritten === b.rowsWritten &&
+  a.rowsDeleted === b.rowsDeleted &&
+  Math.round(a.costPoints) === Math.round(b.costPoints) &&
+  Math.round(a.throttleWaitMs) === Math.round(b.throttleWaitMs) &&
+  a.throttled === b.throttled &&
+  Math.round(a.overheadPoints) === Math.round(b.overheadPoints) &&
+  a.rowsConfirmed === b.rowsConfirmed
+
 /**
  * Under an account's lease (AccountLeases), every write of a run's row checks in its own statement that the lease is
  * still the run's, and writes nothing once it moved: a run that lost its account leaves its row to the new holder.
@@ -45,6 +58,12 @@ export interface RunsShape {
    */
   readonly startStatement: (accountId: string, stream: string, kind: PassKind) => Effect.Effect<Statement.Fragment>
   readonly finish: (runId: number, outcome: RunOutcome, counts: RunCounts, error?: string) => Effect.Effect<void, SqlError.SqlError>
+  /**
+   * `finish` as succeeded, as a step of the page statement of the batch that ends the run's pass (Warehouse.land's
+   * `then`): `counts` are the run's once the batch landed, but for the rows it writes, counted in the statement
+   * (`landed`) and added to `counts.rowsWritten`. Written only while the pass was in progress (`pass`), the lease held.
+   */
+  readonly finishStep: (runId: number, counts: RunCounts) => LandingStep
   /** Counts so far, so `status` shows a run in progress (and a killed run keeps what it did). */
   readonly progress: (runId: number, counts: RunCounts) => Effect.Effect<void, SqlError.SqlError>
   /** A run that never started (account locked by another process): recorded as `skipped`. */
@@ -116,6 +135,12 @@ export const RunsLive = Layer.effect(
           RETURNING id`
         return rows.length
       })
+    /** The counts and outcome a run's end writes (`rowsWritten`: a fragment, to count in the statement that ends it). */
+    const ended = (outcome: RunOutcome, c: RunCounts, rowsWritten: Statement.Fragment, error: string | null) => sql`
+      finished_at = now(), outcome = ${outcome}, pages = ${c.pages}, rows = ${c.rows},
+      rows_written = ${rowsWritten}, rows_deleted = ${c.rowsDeleted}, cost_points = ${Math.round(c.costPoints)},
+      throttle_wait_ms = ${Math.round(c.throttleWaitMs)}, throttled = ${c.throttled}, overhead_points = ${Math.round(c.overheadPoints)},
+      rows_confirmed = ${c.rowsConfirmed}, error = ${error}`
     /** A running run's counts so far (its end writes the rest). */
     const countsSoFar = (c: RunCounts) => sql`
       pages = ${c.pages}, rows = ${c.rows}, rows_written = ${c.rowsWritten},
@@ -128,19 +153,22 @@ export const RunsLive = Layer.effect(
         onSome: (lease) => sql`${leaseHeld(sql, lease)} AND account_id = ${lease.accountId}`
       })
     )
-    return Runs.of(
-      retryingOnConnectionLoss({
+    const finishStep = (runId: number, c: RunCounts): LandingStep => ({
+      name: "run_finished",
+      sql: () => sql`
+        UPDATE sync_runs SET ${ended("succeeded", c, sql`${c.rowsWritten}::int + (SELECT count(*) FROM landed)::int`, null)}
+        WHERE id = ${runId} AND outcome = 'running' AND EXISTS (SELECT 1 FROM pass)`
+    })
+    return Runs.of({
+      finishStep,
+      ...retryingOnConnectionLoss({
         start: (accountId: string, stream: string, kind: PassKind) => insert(accountId, stream, kind),
         startStatement: insertStatement,
         progress: (runId: number, c: RunCounts) =>
           Effect.flatMap(runFence, (fence) => sql`UPDATE sync_runs SET ${countsSoFar(c)} WHERE id = ${runId} AND ${fence}`).pipe(Effect.asVoid),
         finish: (runId: number, outcome: RunOutcome, c: RunCounts, error?: string) =>
           Effect.flatMap(runFence, (fence) => sql`
-            UPDATE sync_runs SET finished_at = now(), outcome = ${outcome}, pages = ${c.pages}, rows = ${c.rows},
-              rows_written = ${c.rowsWritten}, rows_deleted = ${c.rowsDeleted}, cost_points = ${Math.round(c.costPoints)},
-              throttle_wait_ms = ${Math.round(c.throttleWaitMs)}, throttled = ${c.throttled}, overhead_points = ${Math.round(c.overheadPoints)},
-              rows_confirmed = ${c.rowsConfirmed}, error = ${error ?? null}
-            WHERE id = ${runId} AND ${fence}`).pipe(Effect.asVoid),
+            UPDATE sync_runs SET ${ended(outcome, c, sql`${c.rowsWritten}`, error ?? null)} WHERE id = ${runId} AND ${fence}`).pipe(Effect.asVoid),
         skipped: (accountId: string, stream: string, kind: PassKind, reason: string) =>
           Effect.asVoid(sql`
             INSERT INTO sync_runs (account_id, stream, kind, finished_at, outcome, error)
@@ -154,6 +182,6 @@ export const RunsLive = Layer.effect(
           Effect.flatMap(runFence, (fence) => sql`
             UPDATE sync_runs SET heartbeat_at = now(), ${countsSoFar(c)} WHERE id = ${runId} AND outcome = 'running' AND ${fence}`).pipe(Effect.asVoid)
       })
-    )
+    })
   })
 )

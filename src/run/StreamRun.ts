@@ -16,7 +16,7 @@ import { makeLandPass } from "./landPass.js"
 import { Progress } from "./Progress.js"
 import { makeRunContext as makeContext, type RunContext, snapshot, type Started } from "./RunContext.js"
 import { classify, type StreamError } from "../sync/RunOutcome.js"
-import { runHeartbeatEvery, Runs, zeroCounts } from "./Runs.js"
+import { runHeartbeatEvery, Runs, sameCounts, zeroCounts } from "./Runs.js"
 import type { DecisionInputs, StreamRunRequest } from "./streamRunRequest.js"
 import { type StreamReport, type StreamRunResult, upToDate } from "./streamRunResult.js"
 import type { AnyStream } from "../sync/streams/Stream.js"
@@ -60,9 +60,11 @@ export const StreamRunLive = Layer.effect(
 
     const decisionInputs = (accountId: string, streams: ReadonlyArray<AnyStream>) =>
       Effect.gen(function* () {
-        const byStream = yield* checkpoints.forAccount(accountId)
         const topics = [...new Set(streams.filter(eventsCount).map((s) => s.topic!))]
-        const applied = yield* events.lastAppliedByTopic(accountId, topics)
+        // one statement: the checkpoints with when each topic's latest event was applied
+        const read = yield* checkpoints.forAccountWith(accountId, events.lastAppliedQuery(accountId, topics))
+        const byStream = read.checkpoints
+        const applied = yield* events.lastAppliedFrom(read.other)
         return new Map(
           streams.map((s) => [
             s.name,
@@ -109,7 +111,9 @@ export const StreamRunLive = Layer.effect(
       Effect.gen(function* () {
         const classified = classify(exit)
         const c = yield* snapshot(p)
-        yield* runs.finish(p.runId, classified.outcome, c, classified.error).pipe(Effect.ignore)
+        // the statement of the batch that ended the pass wrote the run's end, unless something was counted since
+        const written = yield* Ref.get(p.finishedWith)
+        if (!(Exit.isSuccess(exit) && written !== undefined && sameCounts(written, c))) yield* runs.finish(p.runId, classified.outcome, c, classified.error).pipe(Effect.ignore)
         yield* Metric.increment(Metric.tagged(Metrics.forAccount(Metrics.runsFinished, p.accountId), "outcome", classified.outcome))
         yield* p.show(c, classified.outcome)
       })

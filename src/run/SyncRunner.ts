@@ -1,5 +1,5 @@
 import type { SqlError } from "@effect/sql"
-import { Cause, Context, Effect, Either, Layer, Option, Schema } from "effect"
+import { Cause, Context, Effect, Either, Layer, Schema } from "effect"
 import { AccountData, AccountQuery } from "../api/documents.js"
 import { ApiVersionReplaced } from "../api/errors.js"
 import { ServiceClient } from "../api/ServiceClient.js"
@@ -255,12 +255,9 @@ export const SyncRunnerLive = Layer.effect(
     const run: SyncRunnerShape["run"] = (request) =>
       Effect.gen(function* () {
         const streams = selectStreams(settings, request.streams)
-        // the accounts asked for are read alone: a worker's job names one account, and listing every connection (with
-        // its last run) for each job made the database, shared by every worker, what bound them
-        const known =
-          request.accounts && request.accounts.length > 0
-            ? (yield* Effect.forEach(request.accounts, connections.get)).flatMap(Option.toArray)
-            : yield* connections.list()
+        // the accounts asked for are read alone (in one statement): a worker's job names one account, and listing every
+        // connection (with its last run) for each job made the database, shared by every worker, what bound them
+        const known = request.accounts && request.accounts.length > 0 ? yield* connections.getMany(request.accounts) : yield* connections.list()
         const { run: accounts, notActive } = selectAccounts(known, request.accounts)
         // one account at a time on a single-session database: its statements must never overlap
         const concurrency = singleSession ? 1 : (request.concurrency ?? settings.concurrency)

@@ -10,7 +10,7 @@ import type { PassEnd } from "../sync/pass/PassEnd.js"
 import { advance, type BatchStep, type PassState, passStarts } from "../sync/pass/PassState.js"
 import type { Progress } from "./Progress.js"
 import { type RunContext, snapshot } from "./RunContext.js"
-import type { Runs } from "./Runs.js"
+import type { RunCounts, Runs } from "./Runs.js"
 
 /**
  * Ms between two writes of a run's counts to `sync_runs` while it goes, on a single-session database (elsewhere its
@@ -41,45 +41,52 @@ export const makeLandPass = ({ checkpoints, warehouse, runs, pager, passEnd, dep
   // on a single-session database statements must never overlap: no page is fetched while another lands
   const prefetch = !singleSession
 
-  /** The batch's pages in one transaction with their checkpoint; the batch that ends an incremental pass ends it there too. */
-  const landPages = (p: RunContext, { landing, progress: pass, ends }: BatchStep) => {
-    const { accountId } = p
-    const fresh = landing.reduce((n, page) => n + page.nodes.length - page.newFrom, 0)
-    const batch = {
-      accountId,
-      stream: p.request.stream,
-      // the rows read again to join are landed again too (unchanged, they are not rewritten)
-      pages: landing,
-      // the batch that ends an incremental pass ends it in its own statement (the mark moves with it)
-      pass: ends === "with-batch" ? { ...pass, endsIncremental: true } : pass,
-      fetchedAt: new Date(Math.min(...landing.map((page) => page.fetchedAtMs)))
-    }
-    return warehouse
-      .land(batch)
-      .pipe(
-        // the bodies are not read again once their rows have landed
-        Effect.tap(() => Effect.sync(() => landing.forEach((page) => page.body !== undefined && releaseBytes(page.body)))),
-        Effect.tap((written) =>
-          Effect.all([
-            Metric.incrementBy(Metrics.forAccount(Metrics.pagesCommitted, accountId), landing.length),
-            Metric.incrementBy(Metrics.forAccount(Metrics.rowsUpserted, accountId), written)
-          ])
-        ),
-        Effect.withSpan("sync.page", { attributes: { accountId, stream: p.request.stream.name, pages: landing.length, rows: rowsIn(landing) } }),
-        // a committed batch is counted even when the run is being interrupted, so the run's row tells the truth
-        Effect.flatMap((written) =>
-          Ref.updateAndGet(p.counts, (c) => ({
-            ...c,
-            pages: c.pages + landing.length,
-            rows: c.rows + fresh,
-            rowsWritten: c.rowsWritten + written,
-            overheadPoints: c.overheadPoints + landing.reduce((n, page) => n + page.overheadPoints, 0)
-          }))
-        ),
-        Effect.uninterruptible,
-        Effect.flatMap(p.withBudget)
-      )
-  }
+  /**
+   * The batch's pages in one transaction with their checkpoint; the batch that ends an incremental pass ends it there
+   * too, and its run's row with it (the counts it will have, the rows written counted in the statement).
+   */
+  const landPages = (p: RunContext, { landing, progress: pass, ends }: BatchStep) =>
+    Effect.gen(function* () {
+      const { accountId } = p
+      const fresh = landing.reduce((n, page) => n + page.nodes.length - page.newFrom, 0)
+      const overhead = landing.reduce((n, page) => n + page.overheadPoints, 0)
+      const added = (c: RunCounts, written: number): RunCounts => ({
+        ...c,
+        pages: c.pages + landing.length,
+        rows: c.rows + fresh,
+        rowsWritten: c.rowsWritten + written,
+        overheadPoints: c.overheadPoints + overhead
+      })
+      const ending = ends === "with-batch" ? yield* Effect.flatMap(Ref.get(p.counts), (c) => p.withBudget(added(c, 0))) : undefined
+      const batch = {
+        accountId,
+        stream: p.request.stream,
+        // the rows read again to join are landed again too (unchanged, they are not rewritten)
+        pages: landing,
+        // the batch that ends an incremental pass ends it in its own statement (the mark moves with it)
+        pass: ends === "with-batch" ? { ...pass, endsIncremental: true } : pass,
+        fetchedAt: new Date(Math.min(...landing.map((page) => page.fetchedAtMs))),
+        ...(ending === undefined ? {} : { then: [runs.finishStep(p.runId, ending)] })
+      }
+      return yield* warehouse
+        .land(batch)
+        .pipe(
+          // the bodies are not read again once their rows have landed
+          Effect.tap(() => Effect.sync(() => landing.forEach((page) => page.body !== undefined && releaseBytes(page.body)))),
+          Effect.tap((written) =>
+            Effect.all([
+              Metric.incrementBy(Metrics.forAccount(Metrics.pagesCommitted, accountId), landing.length),
+              Metric.incrementBy(Metrics.forAccount(Metrics.rowsUpserted, accountId), written)
+            ])
+          ),
+          Effect.withSpan("sync.page", { attributes: { accountId, stream: p.request.stream.name, pages: landing.length, rows: rowsIn(landing) } }),
+          // a committed batch is counted even when the run is being interrupted, so the run's row tells the truth
+          Effect.tap((written) => (ending === undefined ? Effect.void : Ref.set(p.finishedWith, { ...ending, rowsWritten: ending.rowsWritten + written }))),
+          Effect.flatMap((written) => Ref.updateAndGet(p.counts, (c) => added(c, written))),
+          Effect.uninterruptible,
+          Effect.flatMap(p.withBudget)
+        )
+    })
 
   /**
    * One batch of the pass: folded into it (PassState), the rows of other streams that hold the data of the records

@@ -10,7 +10,7 @@ import { AccountLockLost } from "../errors.js"
 import { pageJson, type PageRows } from "./pageParams.js"
 import { releaseBytes } from "./releaseBytes.js"
 import { PageLanded, pageStatement } from "./pageStatement.js"
-import type { PageValues } from "./LandingStep.js"
+import type { LandingStep, PageValues } from "./LandingStep.js"
 import { pageSteps } from "./steps.js"
 import { dependentSweepStatements, markDeletedStatements, sweepPlannerSettings, sweepStatement } from "./sweep.js"
 import type { AnyStream } from "../streams/Stream.js"
@@ -31,6 +31,11 @@ export interface Batch {
   readonly recordSeen?: boolean
   /** When the first of the rows was asked of the service: a row marked deleted after that is not brought back. */
   readonly fetchedAt?: Date
+  /**
+   * Steps after the batch's own, in its statement: writes that commit with the batch and only while its pass is in
+   * progress (they depend on `pass`), such as the run's end with the batch that ends an incremental pass.
+   */
+  readonly then?: ReadonlyArray<LandingStep>
 }
 
 /** The nodes of a batch's pages (an id in two pages counts twice). */
@@ -100,8 +105,9 @@ export const WarehouseLive = Layer.effect(
     const runPage = SqlSchema.single({
       Request: Schema.Any,
       Result: PageLanded,
-      execute: (values: PageValues) => {
-        const [text, params] = pageStatement(sql, pageSteps(values.stream), values).compile()
+      execute: ({ values, then }: { readonly values: PageValues; readonly then: ReadonlyArray<LandingStep> }) => {
+        const steps = then.length === 0 ? pageSteps(values.stream) : [...pageSteps(values.stream), ...then]
+        const [text, params] = pageStatement(sql, steps, values).compile()
         return sql.unsafe(prepared.keep(text), params)
       }
     })
@@ -116,7 +122,7 @@ export const WarehouseLive = Layer.effect(
         fetchedAt: batch.fetchedAt,
         lease
       }
-      const page = Effect.flatMap(rowsOrDie(runPage(values)), (landed) =>
+      const page = Effect.flatMap(rowsOrDie(runPage({ values, then: batch.then ?? [] })), (landed) =>
         landed.held ? Effect.succeed(landed) : Effect.fail(new AccountLockLost({ accountId: batch.accountId, stream: batch.stream.name }))
       )
       // `open`: the pass was in progress, so this is not a repeat of a batch that committed

@@ -43,6 +43,11 @@ export class Checkpoints extends Context.Tag("account-sync/Checkpoints")<
     readonly read: (accountId: string, stream: string) => Effect.Effect<Option.Option<Checkpoint>, SqlError.SqlError>
     /** Every checkpoint of one account in one statement, by stream (a run decides each stream's pass from them). */
     readonly forAccount: (accountId: string) => Effect.Effect<ReadonlyMap<string, Checkpoint>, SqlError.SqlError>
+    /** `forAccount` with another query's rows, read in the same statement (its columns named apart from a checkpoint's). */
+    readonly forAccountWith: (
+      accountId: string,
+      other: Statement.Fragment
+    ) => Effect.Effect<{ readonly checkpoints: ReadonlyMap<string, Checkpoint>; readonly other: ReadonlyArray<unknown> }, SqlError.SqlError>
     /** Every account's checkpoints, by account and stream (the schedule reads when each account is due). */
     readonly all: () => Effect.Effect<ReadonlyMap<string, ReadonlyMap<string, Checkpoint>>, SqlError.SqlError>
     /**
@@ -111,7 +116,7 @@ export const CheckpointsLive = Layer.effect(
   Checkpoints,
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    const { readOnce, forAccount, all, currentAsOf } = checkpointReads(sql)
+    const { readOnce, forAccount, forAccountWith, all, currentAsOf } = checkpointReads(sql)
     const countSeen = SqlSchema.single({
       Request: Schema.Struct({ accountId: Schema.String, stream: Schema.String, table: Schema.String }),
       Result: CountRow,
@@ -234,6 +239,7 @@ export const CheckpointsLive = Layer.effect(
       ...retryingOnConnectionLoss({
         read: (accountId: string, stream: string) => readOnce(accountId, stream),
         forAccount: (accountId: string) => forAccount(accountId),
+        forAccountWith: (accountId: string, other: Statement.Fragment) => forAccountWith(accountId, other),
         all,
         begin: (accountId: string, stream: AnyStream, kind: PassKind, options?: { readonly restart?: boolean }) => begin(accountId, stream, kind, options),
         beginIncremental: (accountId: string, stream: AnyStream, run: Statement.Fragment) => beginIncremental(accountId, stream, run),

@@ -1,4 +1,4 @@
-import { type SqlClient, SqlSchema } from "@effect/sql"
+import { type SqlClient, SqlSchema, type Statement } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { rowsOrDie } from "../../db/rows.js"
 import type { Checkpoint } from "../model.js"
@@ -10,6 +10,8 @@ export interface DataCurrent {
   readonly stream: string
   readonly at: Date | null
 }
+
+const AccountRow = Schema.extend(CheckpointRow, Schema.Struct({ stream: Schema.String }))
 
 const DataCurrentRow = Schema.Struct({ account_id: Schema.String, stream: Schema.String, data_current_at: Schema.NullOr(Schema.DateFromSelf) })
 
@@ -41,16 +43,25 @@ export const checkpointReads = (sql: SqlClient.SqlClient) => {
       }
       return byAccount as ReadonlyMap<string, ReadonlyMap<string, Checkpoint>>
     })
-  const findAccount = SqlSchema.findAll({
-    Request: Schema.String,
-    Result: Schema.extend(CheckpointRow, Schema.Struct({ stream: Schema.String })),
-    execute: (accountId) => sql`
+  const accountQuery = (accountId: string) => sql`
       SELECT stream, pass_kind, partition, position, anchors, shifted, tracks_seen, pass_started_at, high_water_mark, last_full_pass_at,
         full_pass_requested_at, last_incremental_pass_at
       FROM sync_checkpoints WHERE account_id = ${accountId}`
-  })
-  const forAccount = (accountId: string) =>
-    Effect.map(rowsOrDie(findAccount(accountId)), (rows) => new Map(rows.map((r) => [r.stream, toCheckpoint(r)])) as ReadonlyMap<string, Checkpoint>)
+  const findAccount = SqlSchema.findAll({ Request: Schema.String, Result: AccountRow, execute: accountQuery })
+  const byStream = (rows: ReadonlyArray<typeof AccountRow.Type>) => new Map(rows.map((r) => [r.stream, toCheckpoint(r)])) as ReadonlyMap<string, Checkpoint>
+  const forAccount = (accountId: string) => Effect.map(rowsOrDie(findAccount(accountId)), byStream)
+  const decodeAccountRows = Schema.decodeUnknown(Schema.Array(AccountRow))
+  /**
+   * `forAccount` and another query in one statement: their rows side by side (FULL JOIN ON false), the other's
+   * columns named apart from a checkpoint's; the other query's rows come back as read.
+   */
+  const forAccountWith = (accountId: string, other: Statement.Fragment) =>
+    Effect.flatMap(sql<Record<string, unknown>>`SELECT * FROM (${accountQuery(accountId)}) c FULL JOIN (${other}) o ON false`, (rows) =>
+      Effect.map(Effect.orDie(decodeAccountRows(rows.filter((r) => r.stream !== null))), (mine) => ({
+        checkpoints: byStream(mine),
+        other: rows.filter((r) => r.stream === null)
+      }))
+    )
   const readOnce = (accountId: string, stream: string) => Effect.map(rowsOrDie(find({ accountId, stream })), Option.map(toCheckpoint))
   const listCurrent = SqlSchema.findAll({
     Request: Schema.Void,
@@ -59,5 +70,5 @@ export const checkpointReads = (sql: SqlClient.SqlClient) => {
   })
   const currentAsOf = () =>
     Effect.map(rowsOrDie(listCurrent(undefined)), (rows) => rows.map((r) => ({ accountId: r.account_id, stream: r.stream, at: r.data_current_at })))
-  return { readOnce, forAccount, all, currentAsOf }
+  return { readOnce, forAccount, forAccountWith, all, currentAsOf }
 }

@@ -36,6 +36,16 @@ layer(syncHarness({ accounts: 2, jobs: 1000, limits: { maxPoints: 10_000, restor
       expect(second[0]!.streams[0]!.counts.rowsWritten).toBe(0)
       expect(second[0]!.streams[0]!.counts.pages).toBeLessThanOrEqual(2)
       const sql = yield* SqlClient.SqlClient
+      // rows changed: the run's row, written with the batch that ends the pass, holds what the run reports
+      const { admin } = yield* TestEmulator
+      const service = yield* admin.listRecords({ accountId: a, collection: "jobs" })
+      yield* admin.advanceClock({ seconds: 600 })
+      yield* admin.editRecords({ accountId: a, collection: "jobs", ids: service.slice(0, 3).map((r) => r.id), seed: 7 })
+      const edited = (yield* runner.run({ mode: "sync", accounts: [a] }))[0]!.streams[0]!
+      expect([edited.kind, edited.outcome, edited.counts.rowsWritten]).toEqual(["incremental", "succeeded", 3])
+      const [row] = yield* sql<{ outcome: string; pages: number; rows: number; rows_written: number; finished: boolean }>`
+        SELECT outcome, pages, rows, rows_written, finished_at IS NOT NULL AS finished FROM sync_runs WHERE account_id = ${a} ORDER BY id DESC LIMIT 1`
+      expect(row).toEqual({ outcome: "succeeded", pages: edited.counts.pages, rows: edited.counts.rows, rows_written: 3, finished: true })
       // the last full pass is now older than the cadence (1 hour)
       yield* sql`UPDATE sync_checkpoints SET last_full_pass_at = now() - interval '2 hours' WHERE account_id = ${a}`
       const third = yield* runner.run({ mode: "sync", accounts: [a] })
