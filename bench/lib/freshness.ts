@@ -67,6 +67,8 @@ export interface FreshnessResult {
     readonly maxMs: number
     /** Deliveries answered 2xx whose event is not in webhook_events (serve said it was recorded and it was not). */
     readonly lost: number
+    /** Sent again (first attempt: no answer in the sender's timeout, a refused connection, a 5xx): not in p50/p99, which time the attempt answered; a failure to a service that does not retry. */
+    readonly retried: number
     /** Worker processes backfilling through the burst, and the rows their backfills landed while it was sent. */
     readonly loadWorkers: number
     readonly loadRowsDuringBurst: number
@@ -337,11 +339,14 @@ export const freshnessBench = (emulator: EmulatorProcess, options: FreshnessOpti
       const burst = (yield* admin.webhookDeliveries()).slice(burstFrom)
       const burstTimes = answerTimes(burst)
       const lost = yield* notRecorded(burst)
+      const retried = burst.filter((d) => d.attempts > 1).length
+      const whyRetried = new Map<string, number>()
+      for (const d of burst) if (d.attempts > 1) whyRetried.set(d.lastError ?? "?", (whyRetried.get(d.lastError ?? "?") ?? 0) + 1)
       // said at once: the phase after it (edits mid-backfill) can fail on a loaded machine, and this figure stands alone
       yield* Effect.sync(() =>
         process.stderr.write(
           `bench: freshness burst: ${burst.length} deliveries at ${(burst.length / burstWallSec).toFixed(0)}/s reached, answer p50 ${quantile(burstTimes, 0.5).toFixed(1)} ms, ` +
-            `p99 ${quantile(burstTimes, 0.99).toFixed(1)} ms, max ${Math.max(...burstTimes).toFixed(1)} ms, ${lost} lost\n`
+            `p99 ${quantile(burstTimes, 0.99).toFixed(1)} ms, max ${Math.max(...burstTimes).toFixed(1)} ms, ${lost} lost, ${retried} sent again (${[...whyRetried].map(([why, n]) => `${n}: ${why}`).join("; ")})\n`
         )
       )
       // 4. edits to the load accounts while their backfills still run
@@ -370,6 +375,7 @@ export const freshnessBench = (emulator: EmulatorProcess, options: FreshnessOpti
           p99Ms: quantile(burstTimes, 0.99),
           maxMs: Math.max(...burstTimes),
           lost,
+          retried,
           loadWorkers: workers.length,
           loadRowsDuringBurst
         },

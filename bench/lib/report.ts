@@ -119,7 +119,7 @@ export const renderResults = (r: BenchResults): string => {
     rows.push(["freshness", `webhooks: points per changed row (node ${x.nodeCost})`, `${f(x.pointsPerChangedRow, 1)} (${f(x.ratioToNodeCost)}x)`, "<= 1.1x", mark(x.ratioToNodeCost <= 1.1)])
     rows.push(["freshness", `polling every ${p.everyMinutes} min: lag p50 / p99 (run ${f(p.runSeconds, 1)} s)`, `${f(p.p50Seconds, 0)} / ${f(p.p99Seconds, 0)} s`, "", ""])
     rows.push(["freshness", "polling: points per changed row", `${f(p.pointsPerChangedRow, 1)} (${f(p.pointsPerChangedRow / x.nodeCost)}x)`, "", ""])
-    rows.push(["freshness", `webhook answer p99 at the sender (${int(x.burst.deliveries)} at ${int(x.burst.perSecond)}/s, ${x.burst.loadWorkers} workers backfilling: ${int(x.burst.loadRowsDuringBurst)} rows meanwhile; steady ${f(x.webhookAnswerP99MsSteady, 1)} ms; ${int(x.burst.lost ?? 0)} lost)`, `${f(x.webhookAnswerP99Ms, 1)} ms`, "< 100 ms", mark(x.webhookAnswerP99Ms < 100)])
+    rows.push(["freshness", `webhook answer p99 at the sender (${int(x.burst.deliveries)} at ${int(x.burst.perSecond)}/s, ${x.burst.loadWorkers} workers backfilling: ${int(x.burst.loadRowsDuringBurst)} rows meanwhile; steady ${f(x.webhookAnswerP99MsSteady, 1)} ms; ${int(x.burst.lost ?? 0)} lost; ${int(x.burst.retried ?? 0)} sent again)`, `${f(x.webhookAnswerP99Ms, 1)} ms`, "< 100 ms", mark(x.webhookAnswerP99Ms < 100)])
     if (x.duringBackfill) rows.push(["freshness", `mid-backfill: lag p99 (edit to row landed while its account's backfill ran; ${x.duringBackfill.landedMidBackfill} of ${x.duringBackfill.edits} edits)`, `${f(x.duringBackfillP99Seconds)} s`, "p99 < 5 s", mark(x.duringBackfillP99Seconds < 5)])
   }
   if (r.wholeAccount) {

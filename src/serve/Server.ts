@@ -42,12 +42,19 @@ export const makeNodeServer = (limits: HttpLimits): Server => {
   return server
 }
 
+/**
+ * Connections the kernel holds for the server before it accepts them (capped by net.core.somaxconn). Node's 511 filled
+ * while the loop was busy under a burst of deliveries on new connections: the kernel dropped the SYNs beyond it and each
+ * sender waited for its SYN to be sent again (1 s, then 3 s), seconds the receiver never saw.
+ */
+export const listenBacklog = 4096
+
 /** A Node HTTP server for `router` on host:port (0: any free port; see `HttpServer.address`); closed with its scope. */
 export const serveRouter = <E, R>(router: HttpRouter.HttpRouter<E, R>, options: ListenOptions) =>
   HttpServer.serve(router).pipe(
     HttpServer.withLogAddress,
     Layer.provideMerge(
-      NodeHttpServer.layerServer(() => makeNodeServer(options.limits ?? defaultHttpLimits), { port: options.port, host: options.host })
+      NodeHttpServer.layerServer(() => makeNodeServer(options.limits ?? defaultHttpLimits), { port: options.port, host: options.host, backlog: listenBacklog })
     )
   )
 
