@@ -4,7 +4,9 @@
  */
 import { NodeRuntime } from "@effect/platform-node"
 import { Effect } from "effect"
-import { chaosDefaults, type ChaosOptions, renderChaos, runChaos } from "./lib/chaos.js"
+import { chaosDefaults, type ChaosOptions } from "./lib/chaosOptions.js"
+import { renderChaos } from "./lib/chaosReport.js"
+import { runChaos } from "./lib/chaos.js"
 import { quickChaos } from "./lib/chaosQuick.js"
 
 const args = process.argv.slice(2)

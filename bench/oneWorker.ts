@@ -10,7 +10,8 @@ import { execFileSync } from "node:child_process"
 import * as os from "node:os"
 import { benchDatabaseUrl } from "./lib/database.js"
 import { startEmulatorProcess } from "./lib/emulatorProcess.js"
-import { defaultScaleOptions, oneWorkerRun } from "./lib/scale.js"
+import { oneWorkerRun } from "./lib/scale.js"
+import { defaultScaleOptions } from "./lib/scaleOptions.js"
 
 const args = process.argv.slice(2)
 const flag = (name: string) => {

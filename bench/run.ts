@@ -14,7 +14,7 @@ import { Effect } from "effect"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { type BenchName, type BenchOptions, defaultOptions, quickOptions, runBench, writeResults } from "./lib/bench.js"
-import { type ScalePart, scaleParts } from "./lib/scale.js"
+import { type ScalePart, scaleParts } from "./lib/scaleOptions.js"
 import { renderResults } from "./lib/report.js"
 
 const args = process.argv.slice(2)

@@ -7,7 +7,7 @@ import { NodeRuntime } from "@effect/platform-node"
 import { Effect } from "effect"
 import * as os from "node:os"
 import { startEmulatorProcess } from "./lib/emulatorProcess.js"
-import { defaultScaleOptions, quickScaleOptions } from "./lib/scale.js"
+import { defaultScaleOptions, quickScaleOptions } from "./lib/scaleOptions.js"
 import { healingRuns } from "./lib/scaleHealing.js"
 
 const args = process.argv.slice(2)

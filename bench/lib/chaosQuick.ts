@@ -1,4 +1,4 @@
-import { chaosDefaults, type ChaosOptions } from "./chaos.js"
+import { chaosDefaults, type ChaosOptions } from "./chaosOptions.js"
 
 /**
  * The reduced chaos run of the test suite: 2 accounts x 400 jobs (the whole account), 3 kills (the first with the

@@ -1,211 +1,22 @@
 import { SqlClient } from "@effect/sql"
 import { Duration, Effect, Exit, Fiber, Scope } from "effect"
-import { spawn } from "node:child_process"
-import * as crypto from "node:crypto"
-import * as net from "node:net"
-import { estimateQueryCost } from "../../src/api/costEstimate.js"
-import type { EmulatorAdmin, WebhookDeliveryInfo } from "../../src/emulator/EmulatorAdmin.js"
-import { jobScalarsStream } from "../../test/support/jobsOnly.js"
 import { SyncRunner } from "../../src/run/SyncRunner.js"
-import { connectAndBackfill, newAccount, unlimited } from "./benchmarks.js"
+import { connectAndBackfill, newAccount, unlimited } from "./benchAccounts.js"
 import { childEnv, connectAccount, connectorLayer, type Env, settingsFor } from "./connector.js"
 import { benchDatabaseUrl, freshSchemaName } from "./database.js"
 import { BenchError } from "./errors.js"
-import { type DuringBackfillResult, duringBackfillLags } from "./freshnessDuringBackfill.js"
-import { binPath, nodeArgs, nodeEnv, type EmulatorProcess, stopChild } from "./emulatorProcess.js"
+import { duringBackfillLags } from "./freshnessDuringBackfill.js"
+import type { EmulatorProcess } from "./emulatorProcess.js"
 import { quantile } from "./quantile.js"
+import { type FreshnessOptions, type FreshnessResult, pollingLags } from "./freshnessResult.js"
+import { answerTimes, deliveredSince, freePort, nodeCostOf, notRecorded, pointsOf, queueDrained, startCommand, startServe, waitUntil } from "./freshnessServe.js"
 
 /**
  * Freshness: how soon an edit at the service is in the warehouse, and at what cost, with the service's webhooks
  * driving `serve`'s consumer, against polling every 15 minutes. See bench/README.md for the method.
  */
 
-export interface FreshnessOptions {
-  readonly accounts: number
-  readonly jobsPerAccount: number
-  /** The steady stream of edits: this many per second, spread over the accounts in turn, for `seconds`. */
-  readonly editsPerSecond: number
-  readonly seconds: number
-  /** The burst that measures the webhook answer time: this many deliveries per second for `burstSeconds`. */
-  readonly burstPerSecond: number
-  readonly burstSeconds: number
-  /**
-   * The load the burst is answered under: this many `worker` processes (WORKERS=true, serve enqueuing for them) each
-   * backfilling an account of `burstLoadJobs` jobs (~200 rows/s each) on the same Postgres.
-   */
-  readonly burstLoadWorkers: number
-  readonly burstLoadJobs: number
-}
-
-export interface FreshnessResult {
-  readonly accounts: number
-  readonly jobsPerAccount: number
-  readonly editsPerSecond: number
-  readonly seconds: number
-  readonly edits: number
-  /** Distinct jobs edited in the steady phase. */
-  readonly changedRows: number
-  /** Event-to-warehouse lag: from the edit (the admin call) to the row landed (its synced_at), over the changed rows. */
-  readonly p50Seconds: number
-  readonly p99Seconds: number
-  readonly maxSeconds: number
-  /** Points the service charged the consumer in the steady phase, per changed row. */
-  readonly pointsPerChangedRow: number
-  readonly points: number
-  /** What one job costs in a page (its fields; the query's own point not counted). */
-  readonly nodeCost: number
-  readonly ratioToNodeCost: number
-  /** p99 of serve's answer time to a webhook (measured at the sender, the emulator) in the burst. */
-  readonly webhookAnswerP99Ms: number
-  readonly webhookAnswerP99MsSteady: number
-  readonly burst: {
-    readonly deliveries: number
-    /** The rate the sender reached: deliveries over the time from the burst's start to the last delivery started. */
-    readonly perSecond: number
-    readonly p50Ms: number
-    readonly p99Ms: number
-    readonly maxMs: number
-    /** Deliveries answered 2xx whose event is not in webhook_events (serve said it was recorded and it was not). */
-    readonly lost: number
-    /** Sent again (first attempt: no answer in the sender's timeout, a refused connection, a 5xx): not in p50/p99, which time the attempt answered; a failure to a service that does not retry. */
-    readonly retried: number
-    /** Worker processes backfilling through the burst, and the rows their backfills landed while it was sent. */
-    readonly loadWorkers: number
-    readonly loadRowsDuringBurst: number
-  }
-  readonly polling: {
-    readonly everyMinutes: number
-    readonly p50Seconds: number
-    readonly p99Seconds: number
-    readonly pointsPerChangedRow: number
-    readonly points: number
-    /** Wall time of the incremental `sync` of every account over the same edits (added to the wait for the poll). */
-    readonly runSeconds: number
-  }
-  /** Event-to-warehouse lag of the load accounts while their backfills run (freshnessDuringBackfill.ts). */
-  readonly duringBackfillP99Seconds: number
-  readonly duringBackfill: DuringBackfillResult
-}
-
-
-/**
- * Polling every `periodSec` from a schedule whose phase is unknown (uniform): for each edit, the wait until the next
- * poll over every phase of a one-second grid, plus the poll's own run time; every (edit, phase) pair is one sample.
- */
-export const pollingLags = (editOffsetsSec: ReadonlyArray<number>, periodSec: number, runSec: number): ReadonlyArray<number> => {
-  const lags: Array<number> = []
-  for (const t of editOffsetsSec) {
-    for (let phase = 0.5; phase < periodSec; phase++) {
-      const next = phase + Math.ceil((t - phase) / periodSec) * periodSec
-      lags.push(next - t + runSec)
-    }
-  }
-  return lags
-}
-
 const POLL_MINUTES = 15
-
-const freePort = Effect.async<number>((resume) => {
-  const server = net.createServer()
-  server.listen(0, "127.0.0.1", () => {
-    const { port } = server.address() as net.AddressInfo
-    server.close(() => resume(Effect.succeed(port)))
-  })
-})
-
-/** Polls `check` every 100 ms until it gives true, for at most `limitMs`. */
-const waitUntil = <E, R>(step: string, check: Effect.Effect<boolean, E, R>, limitMs: number) =>
-  Effect.gen(function* () {
-    const started = performance.now()
-    while (!(yield* check)) {
-      if (performance.now() - started > limitMs) return yield* new BenchError({ step, reason: `not within ${limitMs / 1000} s` })
-      yield* Effect.sleep(Duration.millis(100))
-    }
-  })
-
-/** `account-sync <args>` as a child until the scope closes; the tail of its stderr. */
-const startCommand = (args: ReadonlyArray<string>, env: Env) =>
-  Effect.gen(function* () {
-    let tail = ""
-    const child = yield* Effect.acquireRelease(
-      Effect.sync(() => {
-        const c = spawn(process.execPath, [...nodeArgs, binPath, ...args], { env: { ...process.env, ...nodeEnv, LOG_LEVEL: "WARN", ...env }, stdio: ["ignore", "ignore", "pipe"] })
-        c.stderr!.on("data", (chunk: Buffer) => void (tail = (tail + chunk.toString()).slice(-4000)))
-        return c
-      }),
-      stopChild
-    )
-    return { child, tail: () => tail }
-  })
-
-/** `account-sync serve` as a child on `port` until the scope closes; ready once /healthz answers. */
-const startServe = (env: Env, port: number): Effect.Effect<void, BenchError, Scope.Scope> =>
-  Effect.gen(function* () {
-    const { child, tail } = yield* startCommand(["serve", "--port", String(port), "--host", "127.0.0.1"], env)
-    yield* waitUntil(
-      "serve start",
-      Effect.promise(() =>
-        fetch(`http://127.0.0.1:${port}/healthz`).then(
-          (r) => r.ok,
-          () => false
-        )
-      ).pipe(Effect.flatMap((ok) => (child.exitCode !== null ? new BenchError({ step: "serve start", reason: `exited with ${child.exitCode}: ${tail()}` }) : Effect.succeed(ok)))),
-      60_000
-    )
-  })
-
-const pointsOf = (admin: EmulatorAdmin, ids: ReadonlyArray<string>) =>
-  Effect.map(admin.stats(), (s) => ids.reduce((sum, id) => sum + (s.costPointsByAccount[id] ?? 0), 0))
-
-/** Every delivery after the first `from` answered (2xx); none given up on. */
-const deliveredSince = (admin: EmulatorAdmin, from: number) =>
-  waitUntil(
-    "webhook deliveries",
-    Effect.flatMap(admin.webhookDeliveries(), (all) => {
-      const failed = all.slice(from).find((d) => d.status === "failed")
-      if (failed) return new BenchError({ step: "webhook deliveries", reason: `${failed.id} failed: ${failed.lastError ?? ""}` })
-      return Effect.succeed(all.slice(from).every((d) => d.status === "delivered"))
-    }),
-    120_000
-  )
-
-/** No change event waiting or failed in the connector's queue. */
-const queueDrained = waitUntil(
-  "change events applied",
-  Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-    const rows = yield* sql<{ state: string; n: number }>`SELECT state, count(*)::int AS n FROM webhook_events WHERE state IN ('pending', 'failed', 'deferred') GROUP BY state`
-    const failed = rows.find((r) => r.state !== "pending")
-    if (failed) return yield* new BenchError({ step: "change events", reason: `${failed.n} event(s) ${failed.state}` })
-    return rows.length === 0
-  }),
-  120_000
-)
-
-/**
- * The deliveries answered 2xx whose event has no row in webhook_events. The event's id is the one the inbox gives it
- * (the hash of what it says): two deliveries of the same item in the same second are one event.
- */
-const notRecorded = (deliveries: ReadonlyArray<WebhookDeliveryInfo>) =>
-  Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-    const ids = new Set(
-      deliveries
-        .filter((d) => d.status === "delivered")
-        .map((d) => {
-          const e = (JSON.parse(d.body) as { data: { webHookEvent: Record<string, string> } }).data.webHookEvent
-          return crypto.createHash("sha256").update([e.topic, e.appId, e.accountId, e.itemId, e.occuredAt].join("|")).digest("hex")
-        })
-    )
-    if (ids.size === 0) return 0
-    const found = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM webhook_events WHERE event_id IN ${sql.in([...ids])}`
-    return ids.size - (found[0]?.n ?? 0)
-  })
-
-const answerTimes = (deliveries: ReadonlyArray<WebhookDeliveryInfo>) => deliveries.flatMap((d) => (d.answerMs === undefined ? [] : [d.answerMs]))
-
-/** What one job costs in a page (its fields; the query's own point not counted). */
-const nodeCostOf = () => estimateQueryCost(jobScalarsStream.document, { first: 1, offset: 0 }) - 1
 
 export const freshnessBench = (emulator: EmulatorProcess, options: FreshnessOptions) =>
   Effect.gen(function* () {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest"
 import { mergeResults } from "../../../bench/lib/bench.js"
-import { pollingLags } from "../../../bench/lib/freshness.js"
+import { pollingLags } from "../../../bench/lib/freshnessResult.js"
 import { quantile } from "../../../bench/lib/quantile.js"
 import type { BenchResults } from "../../../bench/lib/report.js"
 
