@@ -158,3 +158,7 @@ export const waitUntil = <E>(check: Effect.Effect<boolean, E>, timeoutMs = 10_00
       yield* Effect.sleep("20 millis")
     }
   })
+
+/** A page of jobs with `args`: its nodes' `fields` and the whole pageInfo. */
+export const pageQuery = (args: string, fields = "id jobNumber") =>
+  `{ jobs(${args}) { nodes { ${fields} } pageInfo { hasNextPage endCursor hasPreviousPage startCursor } } }`
