@@ -38,8 +38,11 @@ export interface IdleCycleResult extends IdleCycleCounts {
 let counting = 0
 let statements = 0
 let tokenReads = 0
-/** The token store's read of a token with its connection's status (auth/TokenStore.ts `readWithStatus`). */
-const isTokenRead = (text: string) => text.includes("LEFT JOIN oauth_tokens t ON t.account_id = k.account_id")
+/**
+ * The token store's read of a token with its connection's status as a statement of its own (auth/TokenStore.ts
+ * `readWithStatus`), not carried by the run's read of its decision inputs.
+ */
+const isTokenRead = (text: string) => text.trimStart().startsWith("SELECT k.account_id AS token_for")
 /** With IDLE_CYCLE_STATEMENTS set: how often each statement was sent while counting (written to that file). */
 const statementTexts = new Map<string, number>()
 

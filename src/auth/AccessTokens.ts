@@ -1,6 +1,7 @@
 import { SqlClient, type SqlError } from "@effect/sql"
 import { Clock, Context, Deferred, Duration, Effect, FiberId, Layer, Metric, Option, Redacted } from "effect"
 import type { AccountCredentials } from "../api/ServiceClient.js"
+import type { ReadAlongside } from "../db/readAlongside.js"
 import { connectionLossRetry, isLostConnectionError, lostConnectionAsFailure, retryOnConnectionLoss } from "../db/connectionRetry.js"
 import * as Metrics from "../observability/metrics.js"
 import { Connections } from "./Connections.js"
@@ -29,6 +30,11 @@ export class AccessTokens extends Context.Tag("account-sync/AccessTokens")<
       accountId: string,
       rejected: Redacted.Redacted<string>
     ) => Effect.Effect<Redacted.Redacted<string>, AccessTokenError>
+    /**
+     * The read `get` would make now (the connection's status and the token: none while the kept copy is fresh), for
+     * another statement of the run to carry; `get` then serves what it read, or reads alone when it was not usable.
+     */
+    readonly readAlongside: (accountId: string) => Effect.Effect<Option.Option<ReadAlongside>>
     /** The account's credentials as the ServiceClient takes them. */
     readonly credentials: (accountId: string) => AccountCredentials<AccessTokenError>
   }
@@ -220,13 +226,37 @@ export const AccessTokensLive = Layer.effect(
         Effect.withSpan("AccessTokens.refresh", { attributes: { accountId } })
       )
 
+    const keptFor = (accountId: string, nowMs: number) => {
+      const kept = recent.get(accountId)
+      return kept && nowMs - kept.readAtMs < recheckAfterMs && nowMs >= kept.readAtMs && kept.expiresAtMs - nowMs > skewMs ? kept.token : undefined
+    }
+
+    const readAlongside = (accountId: string) =>
+      Effect.map(Clock.currentTimeMillis, (readAtMs) =>
+        keptFor(accountId, readAtMs) !== undefined
+          ? Option.none<ReadAlongside>()
+          : Option.some<ReadAlongside>({
+              query: store.statusAndTokenQuery(accountId),
+              // only an active connection's usable token is kept; anything else `get` reads again and answers alone
+              use: (rows) =>
+                store.statusAndTokenFrom(rows).pipe(
+                  Effect.flatMap(({ status, tokens }) =>
+                    Effect.sync(() => {
+                      if (status === "active" && Option.isSome(tokens) && isUsable(tokens.value, readAtMs, skewMs) && !unsaved.has(accountId)) {
+                        remember(accountId, tokens.value, readAtMs)
+                      }
+                    })
+                  ),
+                  Effect.catchAllCause(() => Effect.void)
+                )
+            })
+      )
+
     const get = (accountId: string) =>
       Effect.gen(function* () {
         const nowMs = yield* Clock.currentTimeMillis
-        const kept = recent.get(accountId)
-        if (kept && nowMs - kept.readAtMs < recheckAfterMs && nowMs >= kept.readAtMs && kept.expiresAtMs - nowMs > skewMs) {
-          return kept.token
-        }
+        const kept = keptFor(accountId, nowMs)
+        if (kept !== undefined) return kept
         recent.delete(accountId)
         // a plain read: repeated on a new session when the old one was lost (a terminated backend, a reset socket)
         const { status, tokens: current } = yield* retryOnConnectionLoss(store.readWithStatus(accountId)).pipe(
@@ -251,6 +281,7 @@ export const AccessTokensLive = Layer.effect(
     return AccessTokens.of({
       get,
       refreshAfterRejection,
+      readAlongside,
       credentials: (accountId) => ({
         accountId,
         token: get(accountId),

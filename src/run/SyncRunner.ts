@@ -1,5 +1,5 @@
 import type { SqlError } from "@effect/sql"
-import { Cause, Context, Effect, Either, Layer, Schema } from "effect"
+import { Cause, Context, Effect, Either, Layer, Option, Schema } from "effect"
 import { AccountData, AccountQuery } from "../api/documents.js"
 import { ApiVersionReplaced } from "../api/errors.js"
 import { ServiceClient } from "../api/ServiceClient.js"
@@ -7,6 +7,7 @@ import { AccessTokens } from "../auth/AccessTokens.js"
 import { type Connection, Connections } from "../auth/Connections.js"
 import { isLostConnectionError } from "../db/connectionRetry.js"
 import { DatabaseTopology } from "../db/Database.js"
+import type { ReadAlongside } from "../db/readAlongside.js"
 import { AccountHealth, recordOutcomeStatement } from "./AccountHealth.js"
 import { AccountLeases, type HeldElsewhere, type TakenForRun } from "../sync/AccountLeases.js"
 import type { Mode } from "../sync/pass/PassPlan.js"
@@ -159,6 +160,10 @@ export const SyncRunnerLive = Layer.effect(
           })
 
         const credentials = tokens.credentials(accountId)
+        // read for every stream at once; when that fails each stream reads its own, and records its own failure. Before
+        // the account query: the token it needs, when its kept copy lapsed, comes in the same statement
+        const readInputs = (alongside?: ReadAlongside) => Effect.map(Effect.either(streamRun.decisionInputs(accountId, streams, alongside)), Either.getOrUndefined)
+        let inputs = yield* readInputs(Option.getOrUndefined(yield* tokens.readAlongside(accountId)))
         const named = yield* client.execute(credentials, AccountQuery).pipe(
           Effect.flatMap((r) => Schema.decodeUnknown(AccountData)(r.data)),
           Effect.either
@@ -188,9 +193,6 @@ export const SyncRunnerLive = Layer.effect(
         // a failing stream does not stop the others: each stream is its own collection; only a revoked connection
         // (nothing more can be read) or an interruption ends the account's run early
         const failed: Array<string> = []
-        // read for every stream at once; when that fails each stream reads its own, and records its own failure
-        const readInputs = Effect.map(Effect.either(streamRun.decisionInputs(accountId, streams)), Either.getOrUndefined)
-        let inputs = yield* readInputs
         for (const [i, stream] of streams.entries()) {
           const known = inputs?.get(stream.name)
           const { report, classified, askedFullPass } = yield* streamRun.run({
@@ -205,7 +207,7 @@ export const SyncRunnerLive = Layer.effect(
           })
           reports.push(report)
           // a pass that read other streams' rows again may have asked for a full pass of one of them (Dependents)
-          if (askedFullPass === true) inputs = yield* readInputs
+          if (askedFullPass === true) inputs = yield* readInputs()
           if (classified.failure?._tag === "AccountLockLost") {
             // the account may be another process's now: none of its streams is written any more by this run
             yield* Effect.logError(classified.failure.message)
