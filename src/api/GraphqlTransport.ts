@@ -87,6 +87,8 @@ const queryText = (document: DocumentNode) => {
 const bodyUpTo = (response: HttpClientResponse.HttpClientResponse, limit: number): Effect.Effect<Buffer, HttpClientError.ResponseError | "too large"> => {
   const declared = Number(response.headers["content-length"])
   if (Number.isFinite(declared) && declared > limit) return Effect.fail("too large" as const)
+  // a declared length within the limit bounds the body (the HTTP client reads no further): one read, not a stream
+  if (Number.isFinite(declared)) return Effect.map(response.arrayBuffer, (body) => Buffer.from(body))
   return response.stream.pipe(
     Stream.runFoldEffect({ chunks: [] as Array<Uint8Array>, size: 0 }, (read, chunk) => {
       const size = read.size + chunk.length
