@@ -23,6 +23,7 @@ import { type StreamReport, type StreamRunResult, upToDate } from "./streamRunRe
 import type { AnyStream } from "../sync/streams/Stream.js"
 import { fullPassCadence, SyncSettings } from "../sync/SyncSettings.js"
 import { Warehouse } from "../sync/landing/Warehouse.js"
+import { runSpan } from "../observability/spans.js"
 
 /** One stream of one account: plan the pass, page, land each batch with its checkpoint, record the run. */
 export class StreamRun extends Context.Tag("account-sync/StreamRun")<
@@ -187,7 +188,7 @@ export const StreamRunLive = Layer.effect(
         return yield* recordedPass(request, decision, started.right, startedAtMs)
       }).pipe(
         Effect.annotateLogs({ stream: request.stream.name }),
-        Effect.withSpan("sync.stream", { attributes: { accountId: request.credentials.accountId, stream: request.stream.name } })
+        runSpan("sync.stream", { accountId: request.credentials.accountId, stream: request.stream.name })
       )
 
     return StreamRun.of({ run, decisionInputs })

@@ -20,6 +20,7 @@ import type { AnyStream } from "../sync/streams/Stream.js"
 import { StreamRun } from "./StreamRun.js"
 import type { StreamReport } from "./streamRunResult.js"
 import { selectStreams, SyncSettings } from "../sync/SyncSettings.js"
+import { runSpan } from "../observability/spans.js"
 
 export interface RunRequest {
   readonly mode: Mode
@@ -250,7 +251,7 @@ export const SyncRunnerLive = Layer.effect(
           })
         ),
         Effect.annotateLogs({ accountId: account.accountId }),
-        Effect.withSpan("sync.account", { attributes: { accountId: account.accountId } })
+        runSpan("sync.account", { accountId: account.accountId })
       )
     }
 
