@@ -31,10 +31,11 @@ export class AccessTokens extends Context.Tag("account-sync/AccessTokens")<
       rejected: Redacted.Redacted<string>
     ) => Effect.Effect<Redacted.Redacted<string>, AccessTokenError>
     /**
-     * The read `get` would make now (the connection's status and the token: none while the kept copy is fresh), for
-     * another statement of the run to carry; `get` then serves what it read, or reads alone when it was not usable.
+     * The read `get` makes when its kept copy lapsed (the connection's status and the token), for a statement at the
+     * start of an account's run to carry: the copy then lasts the run (unless it takes over `recheckAfterMs`). `get`
+     * serves what it read, or reads alone when it was not usable.
      */
-    readonly readAlongside: (accountId: string) => Effect.Effect<Option.Option<ReadAlongside>>
+    readonly readAlongside: (accountId: string) => Effect.Effect<ReadAlongside>
     /** The account's credentials as the ServiceClient takes them. */
     readonly credentials: (accountId: string) => AccountCredentials<AccessTokenError>
   }
@@ -231,25 +232,23 @@ export const AccessTokensLive = Layer.effect(
       return kept && nowMs - kept.readAtMs < recheckAfterMs && nowMs >= kept.readAtMs && kept.expiresAtMs - nowMs > skewMs ? kept.token : undefined
     }
 
+    // offered even while the kept copy is fresh: one about to lapse would be read alone a moment later, mid-run
     const readAlongside = (accountId: string) =>
-      Effect.map(Clock.currentTimeMillis, (readAtMs) =>
-        keptFor(accountId, readAtMs) !== undefined
-          ? Option.none<ReadAlongside>()
-          : Option.some<ReadAlongside>({
-              query: store.statusAndTokenQuery(accountId),
-              // only an active connection's usable token is kept; anything else `get` reads again and answers alone
-              use: (rows) =>
-                store.statusAndTokenFrom(rows).pipe(
-                  Effect.flatMap(({ status, tokens }) =>
-                    Effect.sync(() => {
-                      if (status === "active" && Option.isSome(tokens) && isUsable(tokens.value, readAtMs, skewMs) && !unsaved.has(accountId)) {
-                        remember(accountId, tokens.value, readAtMs)
-                      }
-                    })
-                  ),
-                  Effect.catchAllCause(() => Effect.void)
-                )
-            })
+      Effect.map(
+        Clock.currentTimeMillis,
+        (readAtMs): ReadAlongside => ({
+          query: store.statusAndTokenQuery(accountId),
+          // only an active connection's usable token is kept; for anything else the kept copy goes, and `get` reads
+          // again alone and answers (not connected, a refresh, an unreadable token)
+          use: (rows) =>
+            store.statusAndTokenFrom(rows).pipe(
+              Effect.map(({ status, tokens }) =>
+                status === "active" && Option.isSome(tokens) && isUsable(tokens.value, readAtMs, skewMs) && !unsaved.has(accountId) ? tokens.value : undefined
+              ),
+              Effect.catchAllCause(() => Effect.succeed(undefined)),
+              Effect.flatMap((usable) => Effect.sync(() => (usable === undefined ? void recent.delete(accountId) : void remember(accountId, usable, readAtMs))))
+            )
+        })
       )
 
     const get = (accountId: string) =>

@@ -1,5 +1,5 @@
 import type { SqlError } from "@effect/sql"
-import { Cause, Context, Effect, Either, Layer, Option, Schema } from "effect"
+import { Cause, Context, Effect, Either, Layer, Schema } from "effect"
 import { AccountData, AccountQuery } from "../api/documents.js"
 import { ApiVersionReplaced } from "../api/errors.js"
 import { ServiceClient } from "../api/ServiceClient.js"
@@ -162,9 +162,9 @@ export const SyncRunnerLive = Layer.effect(
 
         const credentials = tokens.credentials(accountId)
         // read for every stream at once; when that fails each stream reads its own, and records its own failure. Before
-        // the account query: the token it needs, when its kept copy lapsed, comes in the same statement
+        // the account query: the token it needs comes in the same statement, and its kept copy lasts the run
         const readInputs = (alongside?: ReadAlongside) => Effect.map(Effect.either(streamRun.decisionInputs(accountId, streams, alongside)), Either.getOrUndefined)
-        let inputs = yield* readInputs(Option.getOrUndefined(yield* tokens.readAlongside(accountId)))
+        let inputs = yield* readInputs(yield* tokens.readAlongside(accountId))
         const named = yield* client.execute(credentials, AccountQuery).pipe(
           Effect.flatMap((r) => Schema.decodeUnknown(AccountData)(r.data)),
           Effect.either
