@@ -38,8 +38,11 @@ export interface IdleCycleResult extends IdleCycleCounts {
 let counting = 0
 let statements = 0
 let tokenReads = 0
-/** The token store's read of a token with its connection's status (auth/TokenStore.ts `readWithStatus`). */
-const isTokenRead = (text: string) => text.includes("LEFT JOIN oauth_tokens t ON t.account_id = k.account_id")
+/**
+ * The token store's read of a token with its connection's status as a statement of its own (auth/TokenStore.ts
+ * `readWithStatus`), not carried by the run's read of its decision inputs.
+ */
+const isTokenRead = (text: string) => /^\s*SELECT k\.account_id AS token_for/.test(text)
 /** With IDLE_CYCLE_STATEMENTS set: how often each statement was sent while counting (written to that file). */
 const statementTexts = new Map<string, number>()
 
@@ -50,9 +53,14 @@ const query = pg.Client.prototype.query as (...args: Array<unknown>) => unknown
   if (counting > 0) {
     statements++
     const a = args[0] as string | { text?: string; name?: string }
-    const text = (typeof a === "string" ? a : (a?.text ?? a?.name ?? "?")).replace(/\s+/g, " ")
-    if (isTokenRead(text)) tokenReads++
-    if (process.env.IDLE_CYCLE_STATEMENTS) statementTexts.set(text.slice(0, 140), (statementTexts.get(text.slice(0, 140)) ?? 0) + 1)
+    const raw = typeof a === "string" ? a : (a?.text ?? a?.name ?? "?")
+    if (isTokenRead(raw)) tokenReads++
+    // the statement's text normalized only when listed: the page statements are tens of kB, and this process's CPU is
+    // the connector's figure
+    if (process.env.IDLE_CYCLE_STATEMENTS) {
+      const text = raw.replace(/\s+/g, " ").slice(0, 140)
+      statementTexts.set(text, (statementTexts.get(text) ?? 0) + 1)
+    }
   }
   return query.apply(this, args)
 }

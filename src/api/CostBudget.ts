@@ -1,7 +1,7 @@
 import type { DocumentNode } from "graphql"
 import { Clock, Context, Duration, Effect, Layer, Metric, Ref } from "effect"
 import * as Metrics from "../observability/metrics.js"
-import { estimateQueryCost } from "./costEstimate.js"
+import { staticQueryCost } from "./costEstimate.js"
 import { idle } from "./idleWait.js"
 import { operationName } from "./documents.js"
 import type { QueryCost } from "./errors.js"
@@ -87,21 +87,6 @@ export const DOCUMENTED_BUCKET_MAXIMUM = 10_000
 export class CostBudget extends Context.Tag("account-sync/CostBudget")<CostBudget, CostBudgetShape>() {}
 
 /**
- * The static cost, computed once per document and page size: it depends on the document and its numeric variables
- * only (`first`/`last`), and every page of a stream asks for it several times (page size search, reservation, learning).
- */
-const staticCosts = new WeakMap<DocumentNode, Map<string, number>>()
-const staticCostOf = (document: DocumentNode, variables: Readonly<Record<string, unknown>>) => {
-  let byNumbers = staticCosts.get(document)
-  if (byNumbers === undefined) staticCosts.set(document, (byNumbers = new Map()))
-  let key = ""
-  for (const name in variables) if (typeof variables[name] === "number") key += `${name}=${variables[name]};`
-  let cost = byNumbers.get(key)
-  if (cost === undefined) byNumbers.set(key, (cost = estimateQueryCost(document, variables)))
-  return cost
-}
-
-/**
  * What a learnt correction applies to: the operation with its inner page sizes (every numeric variable but the
  * outer page's `first` and the offsets). The service's cost is linear in `first`, not in the inner sizes, so a
  * ratio learnt with 20 line items per parent says nothing about 10.
@@ -129,7 +114,7 @@ export const makeCostBudget = Effect.gen(function* () {
   const update = (accountId: string, f: (s: AccountState) => AccountState) => Effect.suspend(() => Ref.update(stateOf(accountId), f))
 
   const estimateWith = (s: AccountState, document: DocumentNode, variables: Readonly<Record<string, unknown>>) =>
-    Math.ceil(staticCostOf(document, variables) * (s.corrections.get(shapeOf(document, variables)) ?? 1))
+    Math.ceil(staticQueryCost(document, variables) * (s.corrections.get(shapeOf(document, variables)) ?? 1))
 
   const estimate: CostBudgetShape["estimate"] = (accountId, document, variables) =>
     Effect.map(read(accountId), (s) => estimateWith(s, document, variables))
@@ -207,7 +192,7 @@ export const makeCostBudget = Effect.gen(function* () {
   })
 
   const learn = (s: AccountState, document: DocumentNode, variables: Readonly<Record<string, unknown>>, cost: QueryCost) => {
-    const staticCost = staticCostOf(document, variables)
+    const staticCost = staticQueryCost(document, variables)
     if (!(staticCost > 0 && cost.requestedQueryCost > 0)) return s
     const corrections = new Map(s.corrections).set(shapeOf(document, variables), cost.requestedQueryCost / staticCost)
     return { ...s, corrections }

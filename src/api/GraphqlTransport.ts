@@ -1,7 +1,8 @@
 import { HttpClient, type HttpClientError, HttpClientRequest, type HttpClientResponse } from "@effect/platform"
 import { type DocumentNode, Kind, print } from "graphql"
-import { Context, Duration, Effect, Layer, ParseResult, Random, Redacted, Schedule, Schema, Stream } from "effect"
+import { Context, Duration, Effect, Layer, ParseResult, Random, Redacted, Schedule, Stream } from "effect"
 import { ApiVersionWatch, ApiVersionWatchLive } from "./ApiVersionWatch.js"
+import { decodeEnvelope } from "./envelope.js"
 import { ServiceEndpoint } from "./ServiceEndpoint.js"
 import { operationName } from "./documents.js"
 import {
@@ -20,32 +21,6 @@ import {
 
 // One GraphQL POST with a given token, and nothing else: no token lookup, no cost budget. It needs only the
 // ServiceEndpoint and an HttpClient, so the auth layers (identity query, appDisconnect) can use it too.
-
-const ThrottleStatusSchema = Schema.Struct({
-  maximumAvailable: Schema.Number,
-  currentlyAvailable: Schema.Number,
-  restoreRate: Schema.Number
-})
-
-const CostSchema = Schema.Struct({
-  requestedQueryCost: Schema.Number,
-  actualQueryCost: Schema.optionalWith(Schema.NullOr(Schema.Number), { default: () => 0 }),
-  throttleStatus: ThrottleStatusSchema
-})
-
-const GraphqlErrorSchema = Schema.Struct({
-  message: Schema.String,
-  extensions: Schema.optional(Schema.Struct({ code: Schema.optional(Schema.String) }))
-})
-
-/** The GraphQL response envelope, decoded at the boundary; `data` is decoded by whoever asked for it. */
-const EnvelopeSchema = Schema.Struct({
-  data: Schema.optional(Schema.NullOr(Schema.Unknown)),
-  errors: Schema.optional(Schema.Array(GraphqlErrorSchema)),
-  // versioning is the watch's to decode: a block it cannot read must not cost the answer
-  extensions: Schema.optional(Schema.Struct({ cost: Schema.optional(CostSchema), versioning: Schema.optional(Schema.Unknown) }))
-})
-const decodeEnvelope = Schema.decodeUnknownEither(EnvelopeSchema)
 
 export interface GraphqlResult {
   readonly data: unknown
@@ -112,6 +87,8 @@ const queryText = (document: DocumentNode) => {
 const bodyUpTo = (response: HttpClientResponse.HttpClientResponse, limit: number): Effect.Effect<Buffer, HttpClientError.ResponseError | "too large"> => {
   const declared = Number(response.headers["content-length"])
   if (Number.isFinite(declared) && declared > limit) return Effect.fail("too large" as const)
+  // a declared length within the limit bounds the body (the HTTP client reads no further): one read, not a stream
+  if (Number.isFinite(declared)) return Effect.map(response.arrayBuffer, (body) => Buffer.from(body))
   return response.stream.pipe(
     Stream.runFoldEffect({ chunks: [] as Array<Uint8Array>, size: 0 }, (read, chunk) => {
       const size = read.size + chunk.length

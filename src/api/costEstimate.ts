@@ -85,3 +85,18 @@ export const estimateQueryCost = (
   }
   return total
 }
+
+/**
+ * `estimateQueryCost` computed once per document and numeric variables (the only ones it reads: `first`, `last`):
+ * every page of a stream asks for it several times (page size search, reservation, learning, the re-ask bound).
+ */
+const staticCosts = new WeakMap<DocumentNode, Map<string, number>>()
+export const staticQueryCost = (document: DocumentNode, variables: Readonly<Record<string, unknown>>): number => {
+  let byNumbers = staticCosts.get(document)
+  if (byNumbers === undefined) staticCosts.set(document, (byNumbers = new Map()))
+  let key = ""
+  for (const name in variables) if (typeof variables[name] === "number") key += `${name}=${variables[name]};`
+  let cost = byNumbers.get(key)
+  if (cost === undefined) byNumbers.set(key, (cost = estimateQueryCost(document, variables)))
+  return cost
+}

@@ -1,6 +1,7 @@
 import { SqlClient, type SqlError } from "@effect/sql"
 import { Clock, Context, Deferred, Duration, Effect, FiberId, Layer, Metric, Option, Redacted } from "effect"
 import type { AccountCredentials } from "../api/ServiceClient.js"
+import type { ReadAlongside } from "../db/readAlongside.js"
 import { connectionLossRetry, isLostConnectionError, lostConnectionAsFailure, retryOnConnectionLoss } from "../db/connectionRetry.js"
 import * as Metrics from "../observability/metrics.js"
 import { Connections } from "./Connections.js"
@@ -29,6 +30,12 @@ export class AccessTokens extends Context.Tag("account-sync/AccessTokens")<
       accountId: string,
       rejected: Redacted.Redacted<string>
     ) => Effect.Effect<Redacted.Redacted<string>, AccessTokenError>
+    /**
+     * The read `get` makes when its kept copy lapsed (the connection's status and the token), for a statement at the
+     * start of an account's run to carry: the copy then lasts the run (unless it takes over `recheckAfterMs`). `get`
+     * serves what it read, or reads alone when it was not usable.
+     */
+    readonly readAlongside: (accountId: string) => Effect.Effect<ReadAlongside>
     /** The account's credentials as the ServiceClient takes them. */
     readonly credentials: (accountId: string) => AccountCredentials<AccessTokenError>
   }
@@ -220,13 +227,35 @@ export const AccessTokensLive = Layer.effect(
         Effect.withSpan("AccessTokens.refresh", { attributes: { accountId } })
       )
 
+    const keptFor = (accountId: string, nowMs: number) => {
+      const kept = recent.get(accountId)
+      return kept && nowMs - kept.readAtMs < recheckAfterMs && nowMs >= kept.readAtMs && kept.expiresAtMs - nowMs > skewMs ? kept.token : undefined
+    }
+
+    // offered even while the kept copy is fresh: one about to lapse would be read alone a moment later, mid-run
+    const readAlongside = (accountId: string) =>
+      Effect.map(
+        Clock.currentTimeMillis,
+        (readAtMs): ReadAlongside => ({
+          query: store.statusAndTokenQuery(accountId),
+          // only an active connection's usable token is kept; for anything else the kept copy goes, and `get` reads
+          // again alone and answers (not connected, a refresh, an unreadable token)
+          use: (rows) =>
+            store.statusAndTokenFrom(rows).pipe(
+              Effect.map(({ status, tokens }) =>
+                status === "active" && Option.isSome(tokens) && isUsable(tokens.value, readAtMs, skewMs) && !unsaved.has(accountId) ? tokens.value : undefined
+              ),
+              Effect.catchAllCause(() => Effect.succeed(undefined)),
+              Effect.flatMap((usable) => Effect.sync(() => (usable === undefined ? void recent.delete(accountId) : void remember(accountId, usable, readAtMs))))
+            )
+        })
+      )
+
     const get = (accountId: string) =>
       Effect.gen(function* () {
         const nowMs = yield* Clock.currentTimeMillis
-        const kept = recent.get(accountId)
-        if (kept && nowMs - kept.readAtMs < recheckAfterMs && nowMs >= kept.readAtMs && kept.expiresAtMs - nowMs > skewMs) {
-          return kept.token
-        }
+        const kept = keptFor(accountId, nowMs)
+        if (kept !== undefined) return kept
         recent.delete(accountId)
         // a plain read: repeated on a new session when the old one was lost (a terminated backend, a reset socket)
         const { status, tokens: current } = yield* retryOnConnectionLoss(store.readWithStatus(accountId)).pipe(
@@ -251,6 +280,7 @@ export const AccessTokensLive = Layer.effect(
     return AccessTokens.of({
       get,
       refreshAfterRejection,
+      readAlongside,
       credentials: (accountId) => ({
         accountId,
         token: get(accountId),

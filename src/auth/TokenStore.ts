@@ -1,4 +1,4 @@
-import { SqlClient, type SqlError } from "@effect/sql"
+import { SqlClient, type SqlError, type Statement } from "@effect/sql"
 import { Clock, Context, Effect, Layer, Option, type Redacted, Schema } from "effect"
 import { ConnectionStatus, type StatusOrAbsent } from "./connectionStatus.js"
 import { TokenUnreadable } from "./errors.js"
@@ -22,17 +22,24 @@ const TokenRow = Schema.Struct({
   version: Schema.Union(Schema.Number, Schema.NumberFromString)
 })
 const decodeRows = Schema.decodeUnknown(Schema.Array(TokenRow))
+// its columns prefixed: the read is also carried by another statement (statusAndTokenQuery), beside that one's columns
 const StatusAndTokenRow = Schema.Struct({
-  status: Schema.NullOr(ConnectionStatus),
-  account_id: Schema.NullOr(Schema.String),
-  access_token: Schema.NullOr(Schema.Uint8ArrayFromSelf),
-  refresh_token: Schema.NullOr(Schema.Uint8ArrayFromSelf),
-  access_expires_at: Schema.NullOr(Schema.DateFromSelf),
-  version: Schema.NullOr(Schema.Union(Schema.Number, Schema.NumberFromString))
+  token_status: Schema.NullOr(ConnectionStatus),
+  token_account_id: Schema.NullOr(Schema.String),
+  token_access: Schema.NullOr(Schema.Uint8ArrayFromSelf),
+  token_refresh: Schema.NullOr(Schema.Uint8ArrayFromSelf),
+  token_expires_at: Schema.NullOr(Schema.DateFromSelf),
+  token_version: Schema.NullOr(Schema.Union(Schema.Number, Schema.NumberFromString))
 })
 const decodeStatusAndToken = Schema.decodeUnknown(Schema.Array(StatusAndTokenRow))
 
 type StoreError = SqlError.SqlError | TokenUnreadable
+
+/** The connection's status and its tokens when active (decrypted), as `readWithStatus` returns them. */
+export interface StatusAndTokens {
+  readonly status: StatusOrAbsent
+  readonly tokens: Option.Option<StoredTokens>
+}
 
 /** Encrypted tokens in `oauth_tokens`. `readForUpdate` must run inside a transaction. */
 export class TokenStore extends Context.Tag("account-sync/TokenStore")<
@@ -40,9 +47,11 @@ export class TokenStore extends Context.Tag("account-sync/TokenStore")<
   {
     readonly read: (accountId: string) => Effect.Effect<Option.Option<StoredTokens>, StoreError>
     /** The connection's status, and its tokens when it is active (never decrypted otherwise), read in one statement. */
-    readonly readWithStatus: (
-      accountId: string
-    ) => Effect.Effect<{ readonly status: StatusOrAbsent; readonly tokens: Option.Option<StoredTokens> }, StoreError>
+    readonly readWithStatus: (accountId: string) => Effect.Effect<StatusAndTokens, StoreError>
+    /** `readWithStatus`'s query, for another statement to carry (its one row has `token_for` set to the account). */
+    readonly statusAndTokenQuery: (accountId: string) => Statement.Fragment
+    /** `readWithStatus`'s answer from the rows of a statement that carried `statusAndTokenQuery` (its row picked out). */
+    readonly statusAndTokenFrom: (rows: ReadonlyArray<Record<string, unknown>>) => Effect.Effect<StatusAndTokens, TokenUnreadable>
     /** Locks the row until the surrounding transaction ends (cross-process single-flight). */
     readonly readForUpdate: (accountId: string) => Effect.Effect<Option.Option<StoredTokens>, StoreError>
     /**
@@ -82,23 +91,31 @@ export const TokenStoreLive = Layer.effect(
         Effect.flatMap(one)
       )
 
-    const readWithStatus = (accountId: string) =>
-      sql`
-        SELECT c.status, t.account_id, t.access_token, t.refresh_token, t.access_expires_at, t.version
-        FROM (SELECT ${accountId}::text AS account_id) k
-          LEFT JOIN connections c ON c.account_id = k.account_id
-          LEFT JOIN oauth_tokens t ON t.account_id = k.account_id AND c.status = 'active'`.pipe(
-        Effect.flatMap((rows) => Effect.orDie(decodeStatusAndToken(rows))),
-        Effect.flatMap((rows) => {
-          const row = rows[0]
-          const status: StatusOrAbsent = row?.status ?? "never connected"
-          if (row === undefined || status !== "active" || row.account_id === null || row.access_token === null || row.access_expires_at === null || row.version === null) {
-            return Effect.succeed({ status, tokens: Option.none<StoredTokens>() })
-          }
-          const token = { ...row, account_id: row.account_id, access_token: row.access_token, access_expires_at: row.access_expires_at, version: row.version }
-          return Effect.map(decrypt(token), (tokens) => ({ status, tokens: Option.some(tokens) }))
-        })
-      )
+    const statusAndTokenQuery = (accountId: string) => sql`
+      SELECT k.account_id AS token_for, c.status AS token_status, t.account_id AS token_account_id, t.access_token AS token_access,
+        t.refresh_token AS token_refresh, t.access_expires_at AS token_expires_at, t.version AS token_version
+      FROM (SELECT ${accountId}::text AS account_id) k
+        LEFT JOIN connections c ON c.account_id = k.account_id
+        LEFT JOIN oauth_tokens t ON t.account_id = k.account_id AND c.status = 'active'`
+
+    const statusAndTokenFrom = (rows: ReadonlyArray<Record<string, unknown>>) =>
+      Effect.flatMap(Effect.orDie(decodeStatusAndToken(rows.filter((r) => r.token_for != null))), (decoded): Effect.Effect<StatusAndTokens, TokenUnreadable> => {
+        const row = decoded[0]
+        const status: StatusOrAbsent = row?.token_status ?? "never connected"
+        if (row === undefined || status !== "active" || row.token_account_id === null || row.token_access === null || row.token_expires_at === null || row.token_version === null) {
+          return Effect.succeed({ status, tokens: Option.none<StoredTokens>() })
+        }
+        const token = {
+          account_id: row.token_account_id,
+          access_token: row.token_access,
+          refresh_token: row.token_refresh,
+          access_expires_at: row.token_expires_at,
+          version: row.token_version
+        }
+        return Effect.map(decrypt(token), (tokens) => ({ status, tokens: Option.some(tokens) }))
+      })
+
+    const readWithStatus = (accountId: string) => Effect.flatMap(statusAndTokenQuery(accountId), statusAndTokenFrom)
 
     const readForUpdate = (accountId: string) =>
       sql`SELECT account_id, access_token, refresh_token, access_expires_at, version FROM oauth_tokens WHERE account_id = ${accountId} FOR UPDATE`.pipe(
@@ -134,6 +151,6 @@ export const TokenStoreLive = Layer.effect(
 
     const remove = (accountId: string) => Effect.asVoid(sql`DELETE FROM oauth_tokens WHERE account_id = ${accountId}`)
 
-    return { read, readWithStatus, readForUpdate, write, remove }
+    return { read, readWithStatus, statusAndTokenQuery, statusAndTokenFrom, readForUpdate, write, remove }
   })
 )

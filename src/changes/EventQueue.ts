@@ -63,7 +63,7 @@ export class EventQueue extends Context.Tag("account-sync/EventQueue")<
     readonly lastAppliedByTopic: (accountId: string, topicPrefixes: ReadonlyArray<string>) => Effect.Effect<ReadonlyMap<string, Date>, SqlError.SqlError>
     /**
      * `lastAppliedByTopic` in two halves, for a statement that reads more: the query (columns `prefix`, `received_at`;
-     * no row when no prefix is given) and what its rows say.
+     * no row when no prefix is given) and what its rows say (those with a `prefix`: the statement may carry others).
      */
     readonly lastAppliedQuery: (accountId: string, topicPrefixes: ReadonlyArray<string>) => Statement.Fragment
     readonly lastAppliedFrom: (rows: ReadonlyArray<unknown>) => Effect.Effect<ReadonlyMap<string, Date>>
@@ -179,7 +179,8 @@ export const EventQueueLive = Layer.effect(
 
     return EventQueue.of({
       lastAppliedQuery,
-      lastAppliedFrom: (rows) => Effect.map(Effect.orDie(decodeLastApplied(rows)), byPrefix),
+      // the rows of lastAppliedQuery among a statement's others (no prefix: not its own)
+      lastAppliedFrom: (rows) => Effect.map(Effect.orDie(decodeLastApplied(rows.filter((r) => (r as { prefix?: unknown }).prefix != null))), byPrefix),
       // one statement: in the caller's transaction when there is one, so it is not repeated here on a lost session
       enqueue: (event) => Effect.map(enqueueMany([event]), (news) => news[0]!),
       enqueueMany,

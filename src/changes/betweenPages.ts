@@ -3,6 +3,7 @@ import type { EventQueue } from "./EventQueue.js"
 import type { PageGate } from "../sync/paging/Pager.js"
 import { describeError } from "../sync/RunOutcome.js"
 import type { EventConsumer } from "./EventConsumer.js"
+import { runSpan } from "../observability/spans.js"
 
 /**
  * How often, at most, a pass looks for its account's due change events between two of its pages: the look is one
@@ -34,6 +35,6 @@ export const eventsBetweenPages = (queue: EventQueue["Type"], consumer: EventCon
     }).pipe(
       Effect.catchAll((e) => Effect.logWarning(`applying the account's change events between two pages: ${describeError(e)}; they wait for the next look`)),
       Effect.catchAllDefect((defect) => Effect.logError("applying the account's change events between two pages failed unexpectedly", defect)),
-      Effect.withSpan("events.betweenPages", { attributes: { accountId } })
+      runSpan("events.betweenPages", { accountId })
     )
   )

@@ -1,7 +1,8 @@
-import type { SqlError } from "@effect/sql"
+import { SqlClient, type SqlError } from "@effect/sql"
 import { Clock, Context, Duration, Effect, Either, Exit, Layer, Metric, Option, Ref } from "effect"
 import { CostBudget } from "../api/CostBudget.js"
 import { DatabaseTopology } from "../db/Database.js"
+import type { ReadAlongside } from "../db/readAlongside.js"
 import * as Metrics from "../observability/metrics.js"
 import { Checkpoints } from "../sync/pass/Checkpoints.js"
 import type { AccountLockLost } from "../sync/errors.js"
@@ -22,14 +23,22 @@ import { type StreamReport, type StreamRunResult, upToDate } from "./streamRunRe
 import type { AnyStream } from "../sync/streams/Stream.js"
 import { fullPassCadence, SyncSettings } from "../sync/SyncSettings.js"
 import { Warehouse } from "../sync/landing/Warehouse.js"
+import { runSpan } from "../observability/spans.js"
 
 /** One stream of one account: plan the pass, page, land each batch with its checkpoint, record the run. */
 export class StreamRun extends Context.Tag("account-sync/StreamRun")<
   StreamRun,
   {
     readonly run: (request: StreamRunRequest) => Effect.Effect<StreamRunResult>
-    /** The decision inputs of all of an account's `streams` in two statements (its checkpoints, its events), by stream. */
-    readonly decisionInputs: (accountId: string, streams: ReadonlyArray<AnyStream>) => Effect.Effect<ReadonlyMap<string, DecisionInputs>, SqlError.SqlError>
+    /**
+     * The decision inputs of all of an account's `streams` in one statement (its checkpoints, its events), by stream;
+     * `alongside`, another module's read, carried by that statement.
+     */
+    readonly decisionInputs: (
+      accountId: string,
+      streams: ReadonlyArray<AnyStream>,
+      alongside?: ReadAlongside
+    ) => Effect.Effect<ReadonlyMap<string, DecisionInputs>, SqlError.SqlError>
   }
 >() {}
 
@@ -39,6 +48,7 @@ const realClock = Clock.make()
 export const StreamRunLive = Layer.effect(
   StreamRun,
   Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
     const checkpoints = yield* Checkpoints
     const warehouse = yield* Warehouse
     const runs = yield* Runs
@@ -58,12 +68,14 @@ export const StreamRunLive = Layer.effect(
     const eventsCount = (stream: AnyStream) => stream.topic !== undefined && Duration.toMillis(settings.incrementalEveryWithEvents) > 0
     const eventsFlow = (appliedAt: Date | null, now: number) => appliedAt !== null && now - appliedAt.getTime() < Duration.toMillis(settings.incrementalEveryWithEvents)
 
-    const decisionInputs = (accountId: string, streams: ReadonlyArray<AnyStream>) =>
+    const decisionInputs = (accountId: string, streams: ReadonlyArray<AnyStream>, alongside?: ReadAlongside) =>
       Effect.gen(function* () {
         const topics = [...new Set(streams.filter(eventsCount).map((s) => s.topic!))]
-        // one statement: the checkpoints with when each topic's latest event was applied
-        const read = yield* checkpoints.forAccountWith(accountId, events.lastAppliedQuery(accountId, topics))
+        const lastApplied = events.lastAppliedQuery(accountId, topics)
+        // one statement: the checkpoints with when each topic's latest event was applied (and the read alongside)
+        const read = yield* checkpoints.forAccountWith(accountId, alongside ? sql`SELECT * FROM (${lastApplied}) e FULL JOIN (${alongside.query}) a ON false` : lastApplied)
         const byStream = read.checkpoints
+        if (alongside) yield* alongside.use(read.other)
         const applied = yield* events.lastAppliedFrom(read.other)
         return new Map(
           streams.map((s) => [
@@ -176,7 +188,7 @@ export const StreamRunLive = Layer.effect(
         return yield* recordedPass(request, decision, started.right, startedAtMs)
       }).pipe(
         Effect.annotateLogs({ stream: request.stream.name }),
-        Effect.withSpan("sync.stream", { attributes: { accountId: request.credentials.accountId, stream: request.stream.name } })
+        runSpan("sync.stream", { accountId: request.credentials.accountId, stream: request.stream.name })
       )
 
     return StreamRun.of({ run, decisionInputs })

@@ -7,6 +7,7 @@ import { AccessTokens } from "../auth/AccessTokens.js"
 import { type Connection, Connections } from "../auth/Connections.js"
 import { isLostConnectionError } from "../db/connectionRetry.js"
 import { DatabaseTopology } from "../db/Database.js"
+import type { ReadAlongside } from "../db/readAlongside.js"
 import { AccountHealth, recordOutcomeStatement } from "./AccountHealth.js"
 import { AccountLeases, type HeldElsewhere, type TakenForRun } from "../sync/AccountLeases.js"
 import type { Mode } from "../sync/pass/PassPlan.js"
@@ -19,6 +20,7 @@ import type { AnyStream } from "../sync/streams/Stream.js"
 import { StreamRun } from "./StreamRun.js"
 import type { StreamReport } from "./streamRunResult.js"
 import { selectStreams, SyncSettings } from "../sync/SyncSettings.js"
+import { runSpan } from "../observability/spans.js"
 
 export interface RunRequest {
   readonly mode: Mode
@@ -159,6 +161,10 @@ export const SyncRunnerLive = Layer.effect(
           })
 
         const credentials = tokens.credentials(accountId)
+        // read for every stream at once; when that fails each stream reads its own, and records its own failure. Before
+        // the account query: the token it needs comes in the same statement, and its kept copy lasts the run
+        const readInputs = (alongside?: ReadAlongside) => Effect.map(Effect.either(streamRun.decisionInputs(accountId, streams, alongside)), Either.getOrUndefined)
+        let inputs = yield* readInputs(yield* tokens.readAlongside(accountId))
         const named = yield* client.execute(credentials, AccountQuery).pipe(
           Effect.flatMap((r) => Schema.decodeUnknown(AccountData)(r.data)),
           Effect.either
@@ -188,9 +194,6 @@ export const SyncRunnerLive = Layer.effect(
         // a failing stream does not stop the others: each stream is its own collection; only a revoked connection
         // (nothing more can be read) or an interruption ends the account's run early
         const failed: Array<string> = []
-        // read for every stream at once; when that fails each stream reads its own, and records its own failure
-        const readInputs = Effect.map(Effect.either(streamRun.decisionInputs(accountId, streams)), Either.getOrUndefined)
-        let inputs = yield* readInputs
         for (const [i, stream] of streams.entries()) {
           const known = inputs?.get(stream.name)
           const { report, classified, askedFullPass } = yield* streamRun.run({
@@ -205,7 +208,7 @@ export const SyncRunnerLive = Layer.effect(
           })
           reports.push(report)
           // a pass that read other streams' rows again may have asked for a full pass of one of them (Dependents)
-          if (askedFullPass === true) inputs = yield* readInputs
+          if (askedFullPass === true) inputs = yield* readInputs()
           if (classified.failure?._tag === "AccountLockLost") {
             // the account may be another process's now: none of its streams is written any more by this run
             yield* Effect.logError(classified.failure.message)
@@ -248,7 +251,7 @@ export const SyncRunnerLive = Layer.effect(
           })
         ),
         Effect.annotateLogs({ accountId: account.accountId }),
-        Effect.withSpan("sync.account", { attributes: { accountId: account.accountId } })
+        runSpan("sync.account", { accountId: account.accountId })
       )
     }
 

@@ -11,6 +11,7 @@ import { advance, type BatchStep, type PassState, passStarts } from "../sync/pas
 import type { Progress } from "./Progress.js"
 import { type RunContext, snapshot } from "./RunContext.js"
 import type { RunCounts, Runs } from "./Runs.js"
+import { runSpan } from "../observability/spans.js"
 
 /**
  * Ms between two writes of a run's counts to `sync_runs` while it goes, on a single-session database (elsewhere its
@@ -79,7 +80,7 @@ export const makeLandPass = ({ checkpoints, warehouse, runs, pager, passEnd, dep
               Metric.incrementBy(Metrics.forAccount(Metrics.rowsUpserted, accountId), written)
             ])
           ),
-          Effect.withSpan("sync.page", { attributes: { accountId, stream: p.request.stream.name, pages: landing.length, rows: rowsIn(landing) } }),
+          runSpan("sync.page", { accountId, stream: p.request.stream.name, pages: landing.length, rows: rowsIn(landing) }),
           // a committed batch is counted even when the run is being interrupted, so the run's row tells the truth
           Effect.tap((written) => (ending === undefined ? Effect.void : Ref.set(p.finishedWith, { ...ending, rowsWritten: ending.rowsWritten + written }))),
           Effect.flatMap((written) => Ref.updateAndGet(p.counts, (c) => added(c, written))),

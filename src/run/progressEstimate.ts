@@ -1,11 +1,11 @@
-import { estimateQueryCost } from "../api/costEstimate.js"
+import { staticQueryCost } from "../api/costEstimate.js"
 import type { BucketNow } from "./Progress.js"
 import type { AnyStream } from "../sync/streams/Stream.js"
 
 /** Points a full page asks per row (the budget reserves these; a page of parents with fewer children costs less). */
 export const requestedPointsPerRow = (stream: AnyStream): number => {
   const variables = { first: stream.maxPageSize, offset: 0, ...Object.fromEntries(stream.children.map((c) => [c.firstVariable, c.innerPage])) }
-  return estimateQueryCost(stream.document, { ...stream.fullPass, ...variables }) / stream.maxPageSize
+  return staticQueryCost(stream.document, { ...stream.fullPass, ...variables }) / stream.maxPageSize
 }
 
 /**

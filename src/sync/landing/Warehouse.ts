@@ -14,6 +14,7 @@ import type { LandingStep, PageValues } from "./LandingStep.js"
 import { pageSteps } from "./steps.js"
 import { dependentSweepStatements, markDeletedStatements, sweepPlannerSettings, sweepStatement } from "./sweep.js"
 import type { AnyStream } from "../streams/Stream.js"
+import { runSpan } from "../../observability/spans.js"
 
 /** Rows to land by one statement: consecutive pages of a pass, or rows read outside one. */
 export interface Batch {
@@ -134,7 +135,7 @@ export const WarehouseLive = Layer.effect(
         retryOnConnectionLoss,
         Effect.ensuring(Effect.sync(() => releaseBytes(values.page.containers)))
       )
-    }).pipe(Effect.withSpan("Warehouse.land", { attributes: { accountId: batch.accountId, stream: batch.stream.name, rows: rowsIn(batch.pages) } }))
+    }).pipe(runSpan("Warehouse.land", { accountId: batch.accountId, stream: batch.stream.name, rows: rowsIn(batch.pages) }))
 
     const sweep = (accountId: string, stream: AnyStream, seen: Statement.Fragment) =>
       Effect.gen(function* () {

@@ -1,5 +1,5 @@
 import { Effect, Either, Fiber } from "effect"
-import { estimateQueryCost } from "../../api/costEstimate.js"
+import { staticQueryCost } from "../../api/costEstimate.js"
 import { barrenPagesLimit, type Walk } from "./Continuation.js"
 import { atOffset, describePlace, type Place } from "./place.js"
 import { PagingStuck } from "../errors.js"
@@ -76,7 +76,7 @@ export const nextPage = <E>(l: ListPaging<E>, partition: number, walk: Walk, las
     const variablesFor = (first: number, inner: ReadonlyMap<ChildDefinition, number>) => pageVariables(l.list.variablesOf(partition), atOffset(0), first, inner)
     const children = listing ? [] : stream.children
     const { first, inner } = yield* pageSize(budget, credentials.accountId, document, children, l.largest, variablesFor)
-    const bound = pointsBound(estimateQueryCost(document, variablesFor(first, inner)))
+    const bound = pointsBound(staticQueryCost(document, variablesFor(first, inner)))
     const firstPlace = walk.place(first)
     const pending = yield* l.ahead.take({ place: firstPlace, first, inner })
     for (let asking = firstAsk(firstPlace); ; ) {

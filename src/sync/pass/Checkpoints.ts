@@ -47,7 +47,7 @@ export class Checkpoints extends Context.Tag("account-sync/Checkpoints")<
     readonly forAccountWith: (
       accountId: string,
       other: Statement.Fragment
-    ) => Effect.Effect<{ readonly checkpoints: ReadonlyMap<string, Checkpoint>; readonly other: ReadonlyArray<unknown> }, SqlError.SqlError>
+    ) => Effect.Effect<{ readonly checkpoints: ReadonlyMap<string, Checkpoint>; readonly other: ReadonlyArray<Record<string, unknown>> }, SqlError.SqlError>
     /** Every account's checkpoints, by account and stream (the schedule reads when each account is due). */
     readonly all: () => Effect.Effect<ReadonlyMap<string, ReadonlyMap<string, Checkpoint>>, SqlError.SqlError>
     /**

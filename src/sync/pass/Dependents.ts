@@ -9,6 +9,7 @@ import { refetchReader } from "./refetchReader.js"
 import type { AnyStream } from "../streams/Stream.js"
 import { SyncSettings } from "../SyncSettings.js"
 import { Warehouse } from "../landing/Warehouse.js"
+import { runSpan } from "../../observability/spans.js"
 
 /**
  * Rows of one stream that hold data of another's records, which the service does not announce when those records
@@ -112,7 +113,7 @@ export const DependentsLive = Layer.effect(
           yield* Effect.logDebug(`${linked.length} ${step.stream.name} row(s) linked to changed ${step.on} read again`)
         }
         return reads
-      }).pipe(Effect.withSpan("sync.dependents", { attributes: { accountId: credentials.accountId, stream: changed.name, ids: ids.length } }))
+      }).pipe(runSpan("sync.dependents", { accountId: credentials.accountId, stream: changed.name, ids: ids.length }))
 
     const land = (accountId: string, reads: ReadonlyArray<DependentRead>, at: Date) =>
       Effect.gen(function* () {

@@ -1,6 +1,7 @@
 import { expect, layer } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
 import { Duration, Effect, Layer, Option, Redacted, TestClock, TestContext } from "effect"
+import { countingStatements } from "../../../bench/lib/idleCycle.js"
 import { AccessTokens, recheckAfterMs } from "../../../src/auth/AccessTokens.js"
 import { Connections } from "../../../src/auth/Connections.js"
 import { OAuthClient } from "../../../src/auth/OAuthClient.js"
@@ -151,6 +152,39 @@ layer(Stack, { excludeTestServices: true })("access tokens: single-flight refres
       remember(fresh)
       expect(Redacted.value(fresh)).not.toBe(Redacted.value(second))
       expect(Redacted.value(yield* tokens.get(accountId))).toBe(Redacted.value(fresh))
+    }).pipe(Effect.provide(TestContext.TestContext))
+  )
+
+  it.effect.skipIf(embeddedTestDatabase())("a token read by another statement (readAlongside) is kept anew and served without a statement of its own; a revoked connection's drops the kept copy", () =>
+    Effect.gen(function* () {
+      yield* TestClock.setTime(Date.now())
+      const accountId = yield* account(2)
+      const tokens = yield* AccessTokens
+      const sql = yield* SqlClient.SqlClient
+      const carried = () =>
+        Effect.gen(function* () {
+          const along = yield* tokens.readAlongside(accountId)
+          yield* along.use(yield* sql<Record<string, unknown>>`SELECT * FROM (SELECT 1 AS host) h FULL JOIN (${along.query}) a ON false`)
+        })
+      const first = yield* tokens.get(accountId)
+      // the kept copy lapsed: the carried read is served
+      yield* TestClock.adjust(Duration.millis(recheckAfterMs))
+      yield* carried()
+      const [token, served] = yield* countingStatements(tokens.get(accountId))
+      expect(Redacted.value(token)).toBe(Redacted.value(first))
+      expect(served.statements).toBe(0)
+      // about to lapse: the carried read keeps it for another recheckAfterMs
+      yield* TestClock.adjust(Duration.millis(recheckAfterMs - 1))
+      yield* carried()
+      yield* TestClock.adjust(Duration.millis(recheckAfterMs - 1))
+      expect((yield* countingStatements(tokens.get(accountId)))[1].statements).toBe(0)
+      // revoked, read while the kept copy is still fresh: the copy goes, and get answers from a read of its own
+      yield* sql`UPDATE connections SET status = 'revoked' WHERE account_id = ${accountId}`
+      yield* carried()
+      const [refused, readAlone] = yield* countingStatements(Effect.flip(tokens.get(accountId)))
+      expect(refused).toMatchObject({ _tag: "NotConnected", accountId, status: "revoked" })
+      expect(readAlone.statements).toBe(1)
+      yield* sql`UPDATE connections SET status = 'active' WHERE account_id = ${accountId}`
     }).pipe(Effect.provide(TestContext.TestContext))
   )
 

@@ -15,13 +15,13 @@ const appName = (schema: string) => `idle-${schema}`
  * statement; the jobs pass's visits read again and landed; each of the 5 incremental streams' pass begun with its
  * run's row, and its page landed ending the pass and its run's row with it; the account's lease taken, closing its
  * runs left running, and released, recording the run's outcome: 15 and a third); the service requests (the account
- * query, one per incremental stream, the jobs' visits read again). The token's read, with the connection's status, is
- * counted apart: it adds 1 per account when the token's 15 s in-memory copy has lapsed since the first run, which
- * depends on how long that run took.
+ * query, one per incremental stream, the jobs' visits read again). The token's read, with the connection's status, when
+ * its 15 s in-memory copy has lapsed since the first run, is carried by the decision inputs' statement: never a
+ * statement of its own.
  * Issue 36's goal is 15 statements; this bounds where the cycle is now, so it can only go down.
  */
 const statementsAtMost = 15.34
-const tokenReadsAtMost = 1
+const tokenReadsAtMost = 0
 const requestsAtMost = 7
 
 layer(
@@ -46,7 +46,7 @@ layer(
       expect(cycle.requestsPerAccount).toBeLessThanOrEqual(requestsAtMost)
       expect(cycle.statementsPerAccount).toBeGreaterThan(0)
       expect(cycle.tokenReadsPerAccount).toBeLessThanOrEqual(tokenReadsAtMost)
-      expect(cycle.statementsPerAccount - cycle.tokenReadsPerAccount).toBeLessThanOrEqual(statementsAtMost)
+      expect(cycle.statementsPerAccount).toBeLessThanOrEqual(statementsAtMost)
     })
   )
 })
