@@ -156,7 +156,8 @@ export const makeCostBudget = Effect.gen(function* () {
   /** How long until the bucket holds `need` points more than `after` (its points at `now` less `need`) says. */
   const shortfallMs = (bucket: Bucket, after: number) => (after >= 0 ? 0 : Math.ceil((-after / bucket.restoreRate) * 1000))
 
-  const acquire: CostBudgetShape["acquire"] = (accountId, cost) =>
+  /** Waits until the bucket holds `cost` points; `reserve` takes them from it (acquire), else leaves them (room). */
+  const waitForPoints = (accountId: string, cost: number, reserve: boolean) =>
     Effect.gen(function* () {
       const now = yield* Clock.currentTimeMillis
       const waitMs = yield* Ref.modify(stateOf(accountId), (s) => {
@@ -164,22 +165,14 @@ export const makeCostBudget = Effect.gen(function* () {
         if (bucket === undefined) return [0, s] as const
         const after = availableAt(bucket, now) - Math.min(cost, bucket.maximum)
         const ms = shortfallMs(bucket, after)
-        return [ms, counted({ ...s, bucket: { ...bucket, available: after, at: now } }, now, now + ms)] as const
+        const next = reserve ? { ...s, bucket: { ...bucket, available: after, at: now } } : s
+        return [ms, counted(next, now, now + ms)] as const
       })
       yield* wait(accountId, cost, waitMs)
     })
 
-  const room: CostBudgetShape["room"] = (accountId, cost) =>
-    Effect.gen(function* () {
-      const now = yield* Clock.currentTimeMillis
-      const waitMs = yield* Ref.modify(stateOf(accountId), (s) => {
-        const bucket = s.bucket
-        if (bucket === undefined) return [0, s] as const
-        const ms = shortfallMs(bucket, availableAt(bucket, now) - Math.min(cost, bucket.maximum))
-        return [ms, counted(s, now, now + ms)] as const
-      })
-      yield* wait(accountId, cost, waitMs)
-    })
+  const acquire: CostBudgetShape["acquire"] = (accountId, cost) => waitForPoints(accountId, cost, true)
+  const room: CostBudgetShape["room"] = (accountId, cost) => waitForPoints(accountId, cost, false)
 
   const mirror = (s: AccountState, cost: QueryCost, now: number): AccountState => ({
     ...s,
