@@ -6,6 +6,7 @@ import * as os from "node:os"
 import pg from "pg"
 import type { EmulatorAdmin } from "../../src/emulator/EmulatorAdmin.js"
 import { SyncRunner } from "../../src/run/SyncRunner.js"
+import { renewStatement } from "../../src/sync/leaseStatements.js"
 import { newAccount } from "./benchAccounts.js"
 import { connectAccount, connectorLayer, settingsFor } from "./connector.js"
 import { freshSchemaName } from "./database.js"
@@ -25,6 +26,11 @@ export interface IdleCycleCounts {
    * depends on the wall clock between two runs.
    */
   readonly tokenReadsPerAccount: number
+  /**
+   * Of those, the renewals of the process's leases: one statement for all the accounts it holds every third of the
+   * lease (10 s), so a share of an account that depends on the cycle's wall time, not on what a run does.
+   */
+  readonly leaseRenewalsPerAccount: number
   readonly requestsPerAccount: number
 }
 
@@ -38,6 +44,7 @@ export interface IdleCycleResult extends IdleCycleCounts {
 let counting = 0
 let statements = 0
 let tokenReads = 0
+let leaseRenewals = 0
 /**
  * The token store's read of a token with its connection's status as a statement of its own (auth/TokenStore.ts
  * `readWithStatus`), not carried by the run's read of its decision inputs.
@@ -55,6 +62,7 @@ const query = pg.Client.prototype.query as (...args: Array<unknown>) => unknown
     const a = args[0] as string | { text?: string; name?: string }
     const raw = typeof a === "string" ? a : (a?.text ?? a?.name ?? "?")
     if (isTokenRead(raw)) tokenReads++
+    else if (raw === renewStatement) leaseRenewals++
     // the statement's text normalized only when listed: the page statements are tens of kB, and this process's CPU is
     // the connector's figure
     if (process.env.IDLE_CYCLE_STATEMENTS) {
@@ -71,12 +79,15 @@ const query = pg.Client.prototype.query as (...args: Array<unknown>) => unknown
  */
 export const countingStatements = <A, E, R>(
   body: Effect.Effect<A, E, R>
-): Effect.Effect<readonly [A, { readonly statements: number; readonly tokenReads: number }], E, R> =>
+): Effect.Effect<readonly [A, { readonly statements: number; readonly tokenReads: number; readonly leaseRenewals: number }], E, R> =>
   Effect.suspend(() => {
-    const before = { statements, tokenReads }
+    const before = { statements, tokenReads, leaseRenewals }
     counting++
     return body.pipe(
-      Effect.map((a) => [a, { statements: statements - before.statements, tokenReads: tokenReads - before.tokenReads }] as const),
+      Effect.map(
+        (a) =>
+          [a, { statements: statements - before.statements, tokenReads: tokenReads - before.tokenReads, leaseRenewals: leaseRenewals - before.leaseRenewals }] as const
+      ),
       Effect.ensuring(Effect.sync(() => void counting--))
     )
   })
@@ -152,6 +163,7 @@ export const measureIdleCycle = (options: {
       postgresCpuMsPerAccount: (pgSeconds * 1000) / n,
       statementsPerAccount: counted.statements / n,
       tokenReadsPerAccount: counted.tokenReads / n,
+      leaseRenewalsPerAccount: counted.leaseRenewals / n,
       requestsPerAccount: requests / n,
       wallMs,
       loadAverage: os.loadavg()[0]!

@@ -17,12 +17,15 @@ const appName = (schema: string) => `idle-${schema}`
  * runs left running, and released, recording the run's outcome: 15 and a third); the service requests (the account
  * query, one per incremental stream, the jobs' visits read again). The token's read, with the connection's status, when
  * its 15 s in-memory copy has lapsed since the first run, is carried by the decision inputs' statement: never a
- * statement of its own.
+ * statement of its own. The renewal of the process's leases (one statement for all, every 10 s) is counted apart: how
+ * many fall in the cycle depends on its wall time, which a loaded machine stretches.
  * Issue 36's goal is 15 statements; this bounds where the cycle is now, so it can only go down.
  */
 const statementsAtMost = 15.34
 const tokenReadsAtMost = 0
 const requestsAtMost = 7
+/** A third of ACCOUNT_LEASE_SECONDS' default (30). */
+const renewEveryMs = 10_000
 
 layer(
   syncHarness(
@@ -46,7 +49,8 @@ layer(
       expect(cycle.requestsPerAccount).toBeLessThanOrEqual(requestsAtMost)
       expect(cycle.statementsPerAccount).toBeGreaterThan(0)
       expect(cycle.tokenReadsPerAccount).toBeLessThanOrEqual(tokenReadsAtMost)
-      expect(cycle.statementsPerAccount).toBeLessThanOrEqual(statementsAtMost)
+      expect(cycle.statementsPerAccount - cycle.leaseRenewalsPerAccount).toBeLessThanOrEqual(statementsAtMost)
+      expect(cycle.leaseRenewalsPerAccount * cycle.accounts).toBeLessThanOrEqual(Math.ceil(cycle.wallMs / renewEveryMs) + 1)
     })
   )
 })
