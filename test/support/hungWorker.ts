@@ -14,12 +14,14 @@ export const jobsPerAccount = 3000
 
 /**
  * A write log kept by Postgres itself: every row written to the warehouse's jobs, the checkpoints, the seen ids and
- * sync_runs, with the writing session's application_name (a worker's sessions carry its host:pid) and the time.
+ * sync_runs, with the writing session's application_name (a worker's sessions carry its host:pid), the time and the
+ * account.
  */
 export const writeLog = (schema: string) => `
-  CREATE TABLE write_log (n bigserial PRIMARY KEY, writer text NOT NULL, tbl text NOT NULL, at timestamptz NOT NULL);
+  CREATE TABLE write_log (n bigserial PRIMARY KEY, writer text NOT NULL, tbl text NOT NULL, at timestamptz NOT NULL, account_id text);
   CREATE FUNCTION log_write() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
-    INSERT INTO ${schema}.write_log (writer, tbl, at) VALUES (current_setting('application_name'), TG_TABLE_NAME, clock_timestamp());
+    INSERT INTO ${schema}.write_log (writer, tbl, at, account_id)
+    VALUES (current_setting('application_name'), TG_TABLE_NAME, clock_timestamp(), CASE WHEN TG_OP = 'DELETE' THEN OLD.account_id ELSE NEW.account_id END);
     RETURN NULL; END $$;
   ${["jobs", "sync_checkpoints", "sync_pass_seen", "sync_runs"]
     .map((t) => `CREATE TRIGGER log_write AFTER INSERT OR UPDATE OR DELETE ON ${t} FOR EACH ROW EXECUTE FUNCTION log_write();`)
@@ -27,6 +29,37 @@ export const writeLog = (schema: string) => `
 
 // leases of 6 s (renewed every 2 s) so the test need not wait 30 s; the queue's heartbeat at pg-boss's floor (10 s)
 export const env = { ...queueTestEnv, ACCOUNT_LEASE_SECONDS: "6" }
+
+/**
+ * The harness's 2 accounts connected, Postgres's write log in place, every answer 300 ms late (`seed`), both backfills
+ * enqueued and landing pages on a first worker (`firstEnv`), then a second worker live beside it.
+ */
+export const twoWorkersBackfilling = (firstEnv: Record<string, string>, seed: number) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const { schema } = yield* TestDatabase
+    const { accounts, admin } = yield* TestEmulator
+    const settings = yield* TestSettings
+    for (const a of accounts) yield* connectAccount(a.accountId)
+    yield* sql.unsafe(writeLog(schema))
+    yield* admin.setFaults({ latencyRate: 1, latencyMs: 300, seed })
+    yield* Effect.addFinalizer(() => Effect.orDie(admin.setFaults({})))
+    yield* enqueueBackfills(settings, accounts.map((a) => a.accountId))
+    const first = yield* spawnWorker(firstEnv, 2)
+    yield* waitUntil("both backfills landing pages on the first worker", 120, Effect.map(jobsLanded, (rows) => rows.filter((r) => r.n >= 300).length === 2))
+    const second = yield* spawnWorker(settings, 2)
+    return { first, second }
+  })
+
+/** Every account exact, no two runs of an account at once and none left running. */
+export const expectExactAndRunsClosed = Effect.gen(function* () {
+  const { accounts } = yield* TestEmulator
+  for (const a of accounts) expect(yield* expectStreamExact(jobScalarsStream, a.accountId)).toBe(jobsPerAccount)
+  const runs = yield* syncRuns
+  // a skipped row is a refused attempt (the lease still held elsewhere), not a run
+  expectNoOverlappingRuns(runs.filter((r) => r.outcome !== "running" && r.outcome !== "skipped"))
+  expect(runs.filter((r) => r.outcome === "running")).toEqual([])
+})
 
 /** How the first worker stops answering, and comes back. */
 export interface Fault {
@@ -54,20 +87,9 @@ export const aWorkerThatStopsAnswering = (fault: Fault) => {
       () =>
         Effect.gen(function* () {
           const sql = yield* SqlClient.SqlClient
-          const { schema } = yield* TestDatabase
-          const { accounts, admin } = yield* TestEmulator
-          for (const a of accounts) yield* connectAccount(a.accountId)
-          const settings = yield* TestSettings
-          const faulty = yield* fault.setUp(settings)
-          yield* sql.unsafe(writeLog(schema))
-          yield* admin.setFaults({ latencyRate: 1, latencyMs: 300, seed: 5 })
-          yield* Effect.addFinalizer(() => Effect.orDie(admin.setFaults({})))
-          yield* enqueueBackfills(settings, accounts.map((a) => a.accountId))
-          const landed = jobsLanded
-
-          const hung = yield* spawnWorker(faulty.env, 2)
-          yield* waitUntil("both backfills landing pages on the first worker", 120, Effect.map(landed, (rows) => rows.filter((r) => r.n >= 300).length === 2))
-          const live = yield* spawnWorker(settings, 2)
+          const { admin } = yield* TestEmulator
+          const faulty = yield* fault.setUp(yield* TestSettings)
+          const { first: hung, second: live } = yield* twoWorkersBackfilling(faulty.env, 5)
           yield* Effect.sleep("3 seconds")
           const hungWriter = `% worker %:${hung.child.pid}`
           const liveHolder = `% worker %:${live.child.pid} %`
@@ -101,11 +123,7 @@ export const aWorkerThatStopsAnswering = (fault: Fault) => {
           expect(yield* writesOf(movedAt)).toEqual([])
           expect(yield* writesOf(resumedAt)).toEqual([])
           expect(stoppedAt.getTime()).toBeLessThan(movedAt.getTime())
-          for (const a of accounts) expect(yield* expectStreamExact(jobScalarsStream, a.accountId)).toBe(jobsPerAccount)
-          const runs = yield* syncRuns
-          // a skipped row is a refused attempt (the lease still held elsewhere), not a run
-          expectNoOverlappingRuns(runs.filter((r) => r.outcome !== "running" && r.outcome !== "skipped"))
-          expect(runs.filter((r) => r.outcome === "running")).toEqual([])
+          yield* expectExactAndRunsClosed
           expect(hung.child.exitCode).toBeNull()
           expect(live.child.exitCode).toBeNull()
         }),

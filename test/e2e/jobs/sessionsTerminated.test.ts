@@ -1,14 +1,11 @@
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { connectAccount, TestSettings } from "../../support/connector.js"
-import { TestDatabase } from "../../support/database.js"
+import { TestSettings } from "../../support/connector.js"
 import { TestEmulator } from "../../support/emulator.js"
-import { env, jobsPerAccount, writeLog } from "../../support/hungWorker.js"
-import { jobScalarsStream } from "../../support/jobsOnly.js"
-import { expectStreamExact } from "../../support/streamExactness.js"
+import { env, expectExactAndRunsClosed, jobsPerAccount, twoWorkersBackfilling } from "../../support/hungWorker.js"
 import { syncHarness } from "../../support/syncHarness.js"
-import { accountsFullySynced, enqueueBackfills, expectNoOverlappingRuns, jobsLanded, spawnWorker, syncRuns, waitUntil } from "../../support/workers.js"
+import { accountsFullySynced, waitUntil } from "../../support/workers.js"
 
 // the same 2 accounts, both workers live: the sessions of the one holding them are terminated (a restarted pgbouncer,
 // an operator's pg_terminate_backend), its lease session among them
@@ -21,23 +18,8 @@ layer(syncHarness({ accounts: 2, jobs: jobsPerAccount, limits: { maxPoints: 100_
     () =>
       Effect.gen(function* () {
         const sql = yield* SqlClient.SqlClient
-        const { schema } = yield* TestDatabase
-        const { accounts, admin } = yield* TestEmulator
-        for (const a of accounts) yield* connectAccount(a.accountId)
-        const settings = yield* TestSettings
-        yield* sql.unsafe(writeLog(schema))
-        yield* sql.unsafe(`ALTER TABLE write_log ADD COLUMN account_id text;
-          CREATE OR REPLACE FUNCTION log_write() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
-            INSERT INTO ${schema}.write_log (writer, tbl, at, account_id)
-            VALUES (current_setting('application_name'), TG_TABLE_NAME, clock_timestamp(), CASE WHEN TG_OP = 'DELETE' THEN OLD.account_id ELSE NEW.account_id END);
-            RETURN NULL; END $$`)
-        yield* admin.setFaults({ latencyRate: 1, latencyMs: 300, seed: 6 })
-        yield* Effect.addFinalizer(() => Effect.orDie(admin.setFaults({})))
-        yield* enqueueBackfills(settings, accounts.map((a) => a.accountId))
-        const landed = jobsLanded
-        const first = yield* spawnWorker(settings, 2)
-        yield* waitUntil("both backfills landing pages on the first worker", 120, Effect.map(landed, (rows) => rows.filter((r) => r.n >= 300).length === 2))
-        const second = yield* spawnWorker(settings, 2)
+        const { accounts } = yield* TestEmulator
+        const { first, second } = yield* twoWorkersBackfilling(yield* TestSettings, 6)
         for (const round of [1, 2]) {
           yield* Effect.sleep("3 seconds")
           const terminated = yield* sql<{ n: number }>`
@@ -55,12 +37,8 @@ layer(syncHarness({ accounts: 2, jobs: jobsPerAccount, limits: { maxPoints: 100_
           const log = yield* sql<{ writer: string }>`SELECT writer FROM write_log WHERE account_id = ${a.accountId} ORDER BY n`
           const turns = log.map((r) => r.writer).filter((w, i, all) => i === 0 || all[i - 1] !== w)
           expect(new Set(turns).size, turns.join(" -> ")).toBe(turns.length)
-          expect(yield* expectStreamExact(jobScalarsStream, a.accountId)).toBe(jobsPerAccount)
         }
-        const runs = yield* syncRuns
-        // a skipped row is a refused attempt (the lease still held elsewhere), not a run
-        expectNoOverlappingRuns(runs.filter((r) => r.outcome !== "running" && r.outcome !== "skipped"))
-        expect(runs.filter((r) => r.outcome === "running")).toEqual([])
+        yield* expectExactAndRunsClosed
         for (const worker of [first, second]) {
           if (worker.child.exitCode !== null) expect.fail(`a worker exited (${worker.child.exitCode}): ${(yield* worker.exit).stderr.slice(-3000)}`)
         }
