@@ -78,12 +78,16 @@ layer(syncHarness({ accounts: 2, jobs: 3000, limits: { maxPoints: 10_000, restor
   it.scoped("a worker killed with SIGKILL mid-page: its accounts finish on the other within 60 s, exact", () =>
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
-      const { accounts } = yield* TestEmulator
+      const { accounts, admin } = yield* TestEmulator
       for (const a of accounts) yield* connectAccount(a.accountId)
       const env = yield* TestSettings
       const first = yield* spawnWorker(env)
       const landed = Effect.map(sql<{ n: number }>`SELECT count(*)::int AS n FROM jobs`, (r) => r[0]!.n).pipe(Effect.orDie)
       yield* waitUntil("the first worker landing pages", 60, Effect.map(landed, (n) => n >= 600))
+      // every answer 3 s late until the kill: the backfills must still be under way when it comes, however long status
+      // and the second worker's start take on a loaded machine (unslowed, they ended first at load 10)
+      yield* admin.setFaults({ latencyRate: 1, latencyMs: 3_000, seed: 3 })
+      yield* Effect.addFinalizer(() => Effect.orDie(admin.setFaults({})))
       // status shows the queue: the running jobs per kind, which worker holds which account, when each is next due
       const status = yield* runCli(["status", "--json"], env)
       expect(status.code, status.stderr).toBe(0)
@@ -97,6 +101,7 @@ layer(syncHarness({ accounts: 2, jobs: 3000, limits: { maxPoints: 10_000, restor
       expect(killed.signal).toBe("SIGKILL")
       const atKill = yield* landed
       expect(atKill).toBeLessThan(6000)
+      yield* admin.setFaults({})
 
       const seconds = yield* waitUntil("both accounts' full passes on the second worker", 60, Effect.map(succeededRuns("full"), (n) => n === 2))
       expect(seconds).toBeLessThanOrEqual(60)
@@ -111,16 +116,20 @@ layer(syncHarness({ accounts: 2, jobs: 3000, limits: { maxPoints: 10_000, restor
   )
 })
 
-layer(syncHarness({ accounts: 1, jobs: 3000, limits: { maxPoints: 10_000, restoreRate: 10_000 } }, { env: { ...queueTestEnv, QUEUE_SLICE: "1 second" } }), {
+// the first worker's slices of 4 s, every answer 500 ms late: a SIGTERM sent a moment after its first pages lands inside
+// a slice, not in the gap before the follow-up job is claimed (with 1 s slices, at load 10, it did)
+layer(syncHarness({ accounts: 1, jobs: 3000, limits: { maxPoints: 10_000, restoreRate: 10_000 } }, { env: { ...queueTestEnv, QUEUE_SLICE: "4 seconds" } }), {
   timeout: 180_000,
   excludeTestServices: true
 })("slices", (it) => {
   it.scoped("a backfill larger than one slice continues across follow-up jobs and ends exact", () =>
     Effect.gen(function* () {
-      const { accounts } = yield* TestEmulator
+      const { accounts, admin } = yield* TestEmulator
       const accountId = accounts[0]!.accountId
       yield* connectAccount(accountId)
       const env = yield* TestSettings
+      yield* admin.setFaults({ latencyRate: 1, latencyMs: 500, seed: 4 })
+      yield* Effect.addFinalizer(() => Effect.orDie(admin.setFaults({})))
       // the account's first full pass as a backfill job (as a connect enqueues it), before any worker runs
       const now = new Date().toISOString()
       yield* withQueue(env, (queue) => queue.enqueue({ kind: "backfill", accountId, dueAt: now, requestedAt: now, restart: false }))
@@ -134,15 +143,17 @@ layer(syncHarness({ accounts: 1, jobs: 3000, limits: { maxPoints: 10_000, restor
       const stopped = yield* first.exit
       expect(stopped.code, stopped.stderr.slice(-2000)).toBe(143)
       expect(stopped.stderr).toContain("handed-back")
+      // the rest at full speed, in slices of 1 s: the next worker's runs cross slice ends too
+      yield* admin.setFaults({})
       const runsBefore = (yield* syncRuns).length
-      yield* spawnWorker(env)
+      yield* spawnWorker({ ...env, QUEUE_SLICE: "1 second" })
       const resumedIn = yield* waitUntil("the account taken by the next worker", 30, Effect.map(syncRuns, (runs) => runs.length > runsBefore))
       expect(resumedIn).toBeLessThan(10)
       yield* waitUntil("the backfill's end", 120, Effect.map(succeededRuns("full"), (n) => n === 1))
       expect(yield* expectStreamExact(jobScalarsStream, accountId)).toBe(3000)
       const runs = yield* syncRuns
       // sliced: several runs, each interrupted at its slice's end but the last, each resuming where the last stopped
-      expect(runs.length).toBeGreaterThan(1)
+      expect(runs.length - runsBefore).toBeGreaterThan(1)
       expect(runs.slice(0, -1).every((r) => r.outcome === "interrupted")).toBe(true)
       expect(runs[runs.length - 1]!.outcome).toBe("succeeded")
       expectNoOverlappingRuns(runs)
