@@ -2,7 +2,7 @@ import { SqlClient, type SqlError } from "@effect/sql"
 import { Clock, Context, Duration, Effect, Either, Exit, Layer, Metric, Option, Ref } from "effect"
 import { CostBudget } from "../api/CostBudget.js"
 import { DatabaseTopology } from "../db/Database.js"
-import type { ReadAlongside } from "../db/readAlongside.js"
+import { joinedAlongside, type ReadAlongside } from "../db/readAlongside.js"
 import * as Metrics from "../observability/metrics.js"
 import { Checkpoints } from "../sync/pass/Checkpoints.js"
 import type { AccountLockLost } from "../sync/errors.js"
@@ -73,7 +73,7 @@ export const StreamRunLive = Layer.effect(
         const topics = [...new Set(streams.filter(eventsCount).map((s) => s.topic!))]
         const lastApplied = events.lastAppliedQuery(accountId, topics)
         // one statement: the checkpoints with when each topic's latest event was applied (and the read alongside)
-        const read = yield* checkpoints.forAccountWith(accountId, alongside ? sql`SELECT * FROM (${lastApplied}) e FULL JOIN (${alongside.query}) a ON false` : lastApplied)
+        const read = yield* checkpoints.forAccountWith(accountId, alongside ? joinedAlongside(sql, lastApplied, alongside.query) : lastApplied)
         const byStream = read.checkpoints
         if (alongside) yield* alongside.use(read.other)
         const applied = yield* events.lastAppliedFrom(read.other)

@@ -3,6 +3,7 @@ import { Effect, Option, Schema } from "effect"
 import { rowsOrDie } from "../../db/rows.js"
 import type { Checkpoint } from "../model.js"
 import { CheckpointRow, toCheckpoint } from "./checkpointRows.js"
+import { joinedAlongside } from "../../db/readAlongside.js"
 
 /** When one stream's data of one account was last known current. */
 export interface DataCurrent {
@@ -56,7 +57,7 @@ export const checkpointReads = (sql: SqlClient.SqlClient) => {
    * columns named apart from a checkpoint's; the other query's rows come back as read.
    */
   const forAccountWith = (accountId: string, other: Statement.Fragment) =>
-    Effect.flatMap(sql<Record<string, unknown>>`SELECT * FROM (${accountQuery(accountId)}) c FULL JOIN (${other}) o ON false`, (rows) =>
+    Effect.flatMap(sql<Record<string, unknown>>`${joinedAlongside(sql, accountQuery(accountId), other)}`, (rows) =>
       Effect.map(Effect.orDie(decodeAccountRows(rows.filter((r) => r.stream !== null))), (mine) => ({
         checkpoints: byStream(mine),
         other: rows.filter((r) => r.stream === null)
