@@ -3,9 +3,8 @@ import LongestFirst from "./test/support/longestFirst.js"
 
 /**
  * Three projects, all run by `npm test`:
- * - unit: pure rules, no database, no emulator, no child process (milliseconds each), all in one process;
- * - integration: the connector or the emulator in this process against a real Postgres (a fresh schema per file),
- *   in worker threads beside the e2e files;
+ * - unit: pure rules, no database, no emulator, no child process (milliseconds each);
+ * - integration: the connector or the emulator in this process against a real Postgres (a fresh schema per file);
  * - e2e: the program as a child process (CLI, demo, README walkthrough) and the smoke versions of bench and chaos.
  * `npm run test:unit` (or `vitest run --project unit`) runs one of them.
  */
@@ -20,19 +19,16 @@ export default defineConfig({
     // throttled bucket), so two of them left the cores idle for half the run
     maxWorkers: 4,
     minWorkers: 1,
-    // the integration files, in worker threads that each run file after file sharing their modules (isolate false):
-    // a fresh process per file loaded effect, @effect/platform and the streams again, 3-4 s of each file's time on
-    // this machine. As many threads as they may use, kept: tinypool's idle removal of a thread above minThreads
-    // rejects its teardown when the pool closes (an unhandled "Terminating worker thread" that fails the run).
-    poolOptions: { threads: { isolate: false, minThreads: 4, maxThreads: 4 } },
+    // Every pool runs file after file in processes (forks, the e2e files) or threads (integration, then unit) that
+    // keep their modules (isolate false): a fresh process per file loaded effect, @effect/platform and the streams
+    // again, 3-4 s of each file's time on this machine. The unit files share the integration threads, after them:
+    // alone in a fork of their own they could only start once every e2e file had ended (vitest runs a single fork
+    // last), ~10 s at the end of the run. As many threads and forks as they may use, kept: tinypool's idle removal
+    // of one above the minimum rejects its teardown (an unhandled "Terminating worker thread" that fails the run).
+    poolOptions: { threads: { isolate: false, minThreads: 4, maxThreads: 4 }, forks: { isolate: false, minForks: 4, maxForks: 4 } },
     sequence: { sequencer: LongestFirst },
     projects: [
-      // one process for every unit file, sharing its modules: each file in a fresh process paid the loading of effect
-      // and the streams again (collection was most of the unit run); unit files hold no state between them
-      {
-        extends: true,
-        test: { name: "unit", include: ["test/unit/**/*.test.ts"], poolOptions: { forks: { singleFork: true, isolate: false } } }
-      },
+      { extends: true, test: { name: "unit", include: ["test/unit/**/*.test.ts"], pool: "threads" } },
       { extends: true, test: { name: "integration", include: ["test/integration/**/*.test.ts"], pool: "threads" } },
       { extends: true, test: { name: "e2e", include: ["test/e2e/**/*.test.ts"] } }
     ]
