@@ -1,10 +1,10 @@
-import { PGlite } from "@electric-sql/pglite"
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
 import { Data, Effect, type Scope } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { type DataDirInUse, holdDataDir } from "./dataDirLock.js"
+import { openEmbeddedDatabase } from "./embeddedTemplate.js"
 import { restrictToOwner } from "./ownerOnly.js"
 
 export class EmbeddedPostgresError extends Data.TaggedError("EmbeddedPostgresError")<{
@@ -76,10 +76,7 @@ export const startEmbeddedPostgres = (options: {
       yield* holdDataDir(dataDir)
     }
     const db = yield* Effect.acquireRelease(
-      Effect.tryPromise({
-        try: () => PGlite.create(dataDir === "memory" ? undefined : dataDir),
-        catch: fail("cannot open the embedded database")
-      }),
+      Effect.tryPromise({ try: () => openEmbeddedDatabase(dataDir), catch: fail("cannot open the embedded database") }),
       (db) =>
         Effect.promise(() => db.close()).pipe(
           Effect.ignore,
