@@ -115,7 +115,6 @@ export const chaosPasses = (ctx: {
       for (let round = 0; ; round++) {
         const wantKill = passKills < plannedKills || (last && state.kills < options.minKills)
         const wantTerminate = state.terminations < options.minTerminations
-        const wantRevoke = name === "backfill" && !state.revokedDone && state.kills >= 1
         const wantHang = passHangs < plannedHangs
         const wantCapKill = name === "backfill" && wantKill && state.capKill === undefined
         const moment = Math.round(rng.between(lo, hi))
@@ -124,6 +123,33 @@ export const chaosPasses = (ctx: {
         let done = false
         while (performance.now() < until && !(done = yield* drained)) yield* Effect.sleep("100 millis")
         if (done || (yield* drained)) break
+        // the faults in the order their moments allow: the cap full with a backfill waiting only at the pass's start,
+        // then the revocation (after a kill), the terminations, and last the hang, which waits out a lease (with the
+        // hang first, a loaded machine finished the backfills while it lasted, and the cap kill found the cap empty)
+        if (wantCapKill) {
+          // the backfill cap full and backfills waiting: the worker holding the most accounts is killed mid-page
+          const full = yield* secondsUntil(performance.now(), 60, Effect.map(backfillsUnderCap(`${schema}_queue`), (c) => c.running >= options.backfillCap && c.waiting > 0))
+          const cap = yield* backfillsUnderCap(`${schema}_queue`)
+          const held = yield* Effect.forEach(workers, (w) => accountsHeldBy(w.child.pid!))
+          const i = held[0]!.length >= held[1]!.length ? 0 : 1
+          const killedAt = yield* databaseNow
+          yield* stopWorker(workers[i]!, "SIGKILL")
+          state.kills++
+          passKills++
+          workers[i] = spawnWorker(extraEnv)
+          const again = held[i]!.length > 0 ? yield* runAgainSeconds(held[i]!, killedAt, 120) : undefined
+          if (full !== undefined && held[i]!.length > 0) state.capKill = { ...cap, accounts: held[i]!.length, runAgainSeconds: again }
+          yield* say(
+            `${name}: SIGKILL with ${cap.running} backfill(s) running, ${cap.waiting} waiting (cap ${options.backfillCap}) of the worker holding ${held[i]!.length} account(s); they ran again after ${again?.toFixed(1) ?? "more than 120"} s`
+          )
+        } else if (wantKill) {
+          const i = rng.int(0, workers.length - 1)
+          yield* stopWorker(workers[i]!, "SIGKILL")
+          state.kills++
+          passKills++
+          workers[i] = spawnWorker(extraEnv)
+        }
+        const wantRevoke = name === "backfill" && !state.revokedDone && state.kills >= 1
         if (wantRevoke) {
           // a developer-portal Test session kills the account's refresh tokens; an hour later its access
           // token expires too, and the workers meet the revocation at its next refresh
@@ -152,29 +178,6 @@ export const chaosPasses = (ctx: {
             passHangs++
             yield* say(`${name}: worker ${workers[i]!.child.pid} SIGSTOPped holding ${hang.accounts.length} account(s), taken by a live worker after ${hang.releaseSeconds?.toFixed(1) ?? "more than 60"} s, SIGCONT`)
           }
-        }
-        if (wantCapKill) {
-          // the backfill cap full and backfills waiting: the worker holding the most accounts is killed mid-page
-          const full = yield* secondsUntil(performance.now(), 60, Effect.map(backfillsUnderCap(`${schema}_queue`), (c) => c.running >= options.backfillCap && c.waiting > 0))
-          const cap = yield* backfillsUnderCap(`${schema}_queue`)
-          const held = yield* Effect.forEach(workers, (w) => accountsHeldBy(w.child.pid!))
-          const i = held[0]!.length >= held[1]!.length ? 0 : 1
-          const killedAt = yield* databaseNow
-          yield* stopWorker(workers[i]!, "SIGKILL")
-          state.kills++
-          passKills++
-          workers[i] = spawnWorker(extraEnv)
-          const again = held[i]!.length > 0 ? yield* runAgainSeconds(held[i]!, killedAt, 120) : undefined
-          if (full !== undefined && held[i]!.length > 0) state.capKill = { ...cap, accounts: held[i]!.length, runAgainSeconds: again }
-          yield* say(
-            `${name}: SIGKILL with ${cap.running} backfill(s) running, ${cap.waiting} waiting (cap ${options.backfillCap}) of the worker holding ${held[i]!.length} account(s); they ran again after ${again?.toFixed(1) ?? "more than 120"} s`
-          )
-        } else if (wantKill) {
-          const i = rng.int(0, workers.length - 1)
-          yield* stopWorker(workers[i]!, "SIGKILL")
-          state.kills++
-          passKills++
-          workers[i] = spawnWorker(extraEnv)
         }
         if (!wantKill && !wantTerminate && !wantRevoke && !wantHang) {
           while (!(yield* drained)) {
