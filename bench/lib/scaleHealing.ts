@@ -5,7 +5,7 @@ import type { Env } from "./connector.js"
 import { BenchError } from "./errors.js"
 import type { EmulatorProcess } from "./emulatorProcess.js"
 import { overlappingRuns, queueOf, startWorker, waitFor, withAccounts } from "./scaleWorkers.js"
-import { accountsHeldBy, databaseNow, hangUntilTaken, runAgainSeconds } from "./workerFaults.js"
+import { accountsHeldBy, databaseNow, hangUntilTaken, runAgainSeconds, whyNotRunAgain } from "./workerFaults.js"
 
 /** A fleet that heals: a worker SIGKILLed with the backfill cap full, a worker hung (SIGSTOP). Workers are separate processes. */
 export interface HealingOptions {
@@ -70,7 +70,10 @@ const failoverUnderCapRun = (emulator: EmulatorProcess, o: HealingOptions) =>
         const killedAt = yield* databaseNow
         yield* first.kill("SIGKILL")
         const seconds = yield* runAgainSeconds(held, killedAt, 300)
-        if (seconds === undefined) return yield* new BenchError({ step: "scale", reason: `the SIGKILLed worker's ${held.length} accounts did not run again within 300 s` })
+        if (seconds === undefined) {
+          const why = yield* whyNotRunAgain(`${env.DB_SCHEMA}_queue`, held, killedAt)
+          return yield* new BenchError({ step: "scale", reason: `the SIGKILLed worker's ${held.length} accounts did not run again within 300 s: ${why}; the live worker's last lines: ${second.tail()}` })
+        }
         const double = yield* overlappingRuns(sql)
         yield* second.kill("SIGTERM")
         yield* say(`failover under the cap: ${held.length} account(s) of the worker SIGKILLed with the cap (${o.cap}) full and ${waiting!.n} backfill(s) waiting ran again after ${seconds.toFixed(1)} s (the slowest)`)

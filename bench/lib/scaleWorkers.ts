@@ -32,6 +32,8 @@ export interface WorkerProcess {
   /** CPU seconds so far and peak RSS (VmHWM), read from /proc while it runs. */
   readonly sample: () => { readonly cpuSeconds: number; readonly peakRssMb: number }
   readonly kill: (signal: NodeJS.Signals) => Effect.Effect<void>
+  /** Its stderr's last 4,000 characters. */
+  readonly tail: () => string
 }
 
 const ticks = 100
@@ -58,7 +60,8 @@ export const startWorker = (env: Env, concurrency: number) =>
       const process_: WorkerProcess = {
         pid: child.pid!,
         sample: () => procSample(child.pid!),
-        kill: (signal) => Effect.promise(() => (child.exitCode === null && child.signalCode === null ? (child.kill(signal), exited) : Promise.resolve()))
+        kill: (signal) => Effect.promise(() => (child.exitCode === null && child.signalCode === null ? (child.kill(signal), exited) : Promise.resolve())),
+        tail: () => tail
       }
       return { process_, child, tail: () => tail }
     }),

@@ -94,3 +94,27 @@ export const runAgainSeconds = (accounts: ReadonlyArray<string>, since: Date, ma
 export const databaseNow = Effect.flatMap(SqlClient.SqlClient, (sql) =>
   Effect.map(Effect.orDie(sql<{ at: Date }>`SELECT now() AS at`), (rows) => new Date(rows[0]!.at))
 )
+
+/**
+ * Why accounts did not run again, from the queue and the leases: each account's jobs of the account queue (state,
+ * attempts, priority, due in, last error), its lease (holder, expiring in) and whether it ran since `since`.
+ */
+export const whyNotRunAgain = (queueSchema: string, accounts: ReadonlyArray<string>, since: Date) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const jobs = yield* Effect.orDie(sql<{ account_id: string; state: string; retry_count: number; priority: number; due_in: number; error: string | null }>`
+      SELECT data->>'accountId' AS account_id, state, retry_count, priority,
+        round(extract(epoch FROM start_after - now()))::int AS due_in, output->'value'->>'message' AS error
+      FROM ${sql(queueSchema)}.job WHERE name = 'account-work' AND data->>'accountId' IN ${sql.in(accounts)} ORDER BY created_on`)
+    const leases = yield* Effect.orDie(sql<{ account_id: string; holder: string; expires_in: number | null }>`
+      SELECT account_id, holder, round(extract(epoch FROM expires_at - now()))::int AS expires_in FROM account_leases WHERE account_id IN ${sql.in(accounts)}`)
+    const ran = yield* Effect.orDie(sql<{ account_id: string }>`
+      SELECT DISTINCT account_id FROM sync_runs WHERE started_at > ${since}::timestamptz AND outcome <> 'skipped' AND account_id IN ${sql.in(accounts)}`)
+    return accounts
+      .map((a) => {
+        const lease = leases.find((l) => l.account_id === a)
+        const its = jobs.filter((j) => j.account_id === a).map((j) => `${j.state} (attempt ${j.retry_count}, priority ${j.priority}, due in ${j.due_in} s${j.error ? `, ${j.error}` : ""})`)
+        return `${a}: ${ran.some((r) => r.account_id === a) ? "ran again" : "not run again"}; lease ${lease ? `${lease.holder}, expiring in ${lease.expires_in ?? "-"} s` : "none"}; jobs ${its.join(", ") || "none"}`
+      })
+      .join("; ")
+  })
