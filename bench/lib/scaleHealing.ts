@@ -65,6 +65,10 @@ const failoverUnderCapRun = (emulator: EmulatorProcess, o: HealingOptions) =>
         const second = yield* startWorker(env, o.cap)
         yield* Effect.sleep("5 seconds")
         const held = yield* accountsHeldBy(first.pid)
+        if (held.length === 0) {
+          const why = yield* whyNotRunAgain(`${env.DB_SCHEMA}_queue`, ids, yield* databaseNow)
+          return yield* new BenchError({ step: "scale", reason: `the first worker held no account when it was to be SIGKILLed: ${why}; its last lines: ${first.tail()}` })
+        }
         const [waiting] = yield* Effect.orDie(sql<{ n: number }>`
           SELECT count(*)::int AS n FROM ${sql(`${env.DB_SCHEMA}_queue`)}.job WHERE name = 'account-work' AND data->>'kind' = 'backfill' AND state IN ('created', 'retry')`)
         const killedAt = yield* databaseNow

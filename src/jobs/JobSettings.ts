@@ -24,7 +24,7 @@ export const JobSettingsConfig = Config.all({
   /** A job works at most this long on its account, then leaves the rest to a follow-up job of the same account. */
   slice: positive("QUEUE_SLICE", Duration.minutes(5)),
   /**
-   * A worker refreshes the heartbeat of its jobs every half of this; pg-boss fails (and retries elsewhere) a job
+   * A worker refreshes the heartbeat of its jobs every third of this; pg-boss fails (and retries elsewhere) a job
    * whose heartbeat is older. pg-boss takes at least 10 s. With QUEUE_MONITOR_EVERY this bounds failover.
    */
   heartbeatSeconds: atLeast("QUEUE_HEARTBEAT_SECONDS", 10, 10),
