@@ -97,9 +97,10 @@ export const runDemo = (options: DemoOptions) =>
     yield* Console.log(`emulator at ${emulator.baseUrl}: ${accountsToCreate.length} accounts x ${options.jobsPerAccount} jobs`)
 
     const usingEmbedded = Option.isNone(options.databaseUrl)
+    const inMemory = options.dataDir === "memory"
     if (usingEmbedded) {
       // a fresh demo every time: the emulator's data is new, so the old warehouse would not match it
-      yield* Effect.sync(() => fs.rmSync(path.resolve(options.dataDir, "pg"), { recursive: true, force: true }))
+      if (!inMemory) yield* Effect.sync(() => fs.rmSync(path.resolve(options.dataDir, "pg"), { recursive: true, force: true }))
     } else {
       yield* dropSchema(Redacted.value(options.databaseUrl.value), options.schema)
     }
@@ -122,7 +123,7 @@ export const runDemo = (options: DemoOptions) =>
     ])
     const services = SyncLayer.pipe(Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(configuration))))
     // the database starts (and is migrated) before the next step: tens of seconds on a busy machine, said first
-    yield* step(usingEmbedded ? `starting the embedded Postgres (its data in ${options.dataDir}) and creating its tables` : `creating the tables in schema ${options.schema}`)
+    yield* step(usingEmbedded ? `starting the embedded Postgres (its data in ${inMemory ? "memory, gone when the demo ends" : options.dataDir}) and creating its tables` : `creating the tables in schema ${options.schema}`)
 
     return yield* Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
@@ -240,7 +241,9 @@ export const runDemo = (options: DemoOptions) =>
         })
       )
       yield* Console.log(
-        usingEmbedded
+        usingEmbedded && inMemory
+          ? "\nThe data was in memory and is gone with the demo: run it with --data-dir DIR to keep it."
+          : usingEmbedded
           ? `\nThe data stays in ${path.resolve(options.dataDir)}. Look at it again with:\n` +
               `  export DATA_DIR=${options.dataDir} DB_SCHEMA=${options.schema}\n` +
               "  npx account-sync status\n" +
