@@ -18,7 +18,6 @@ export default defineConfig({
     // four files at once on 2 cores: the long e2e files mostly wait (a killed worker's heartbeat, a lease's expiry, a
     // throttled bucket), so two of them left the cores idle for half the run
     maxWorkers: 4,
-    minWorkers: 1,
     // Every pool runs file after file in processes (forks, the e2e files) or threads (integration, then unit) that
     // keep their modules (isolate false): a fresh process per file loaded effect, @effect/platform and the streams
     // again, 3-4 s of each file's time on this machine. The unit files share the integration threads, after them:

@@ -113,7 +113,7 @@ export const runDemo = (options: DemoOptions) =>
       ["SERVICE_REDIRECT_URI", `${callbackBase}/oauth/callback`],
       // on an embedded database kept on disk, its key stays beside it (<data dir>/token-encryption.key, as for any
       // command there): `status`, `sync` and the rest work on the demo's data afterwards
-      ...(usingEmbedded && options.dataDir !== "memory" ? [] : [["TOKEN_ENCRYPTION_KEY", crypto.randomBytes(32).toString("base64")] as const]),
+      ...(usingEmbedded && !inMemory ? [] : [["TOKEN_ENCRYPTION_KEY", crypto.randomBytes(32).toString("base64")] as const]),
       ["DB_SCHEMA", options.schema],
       // every version of jobs and invoices kept beside them (jobs_history, invoices_history and their line items')
       ["SYNC_HISTORY", "jobs,invoices"],
@@ -241,15 +241,15 @@ export const runDemo = (options: DemoOptions) =>
         })
       )
       yield* Console.log(
-        usingEmbedded && inMemory
-          ? "\nThe data was in memory and is gone with the demo: run it with --data-dir DIR to keep it."
-          : usingEmbedded
-          ? `\nThe data stays in ${path.resolve(options.dataDir)}. Look at it again with:\n` +
-              `  export DATA_DIR=${options.dataDir} DB_SCHEMA=${options.schema}\n` +
+        !usingEmbedded
+          ? `\nThe data is in schema ${options.schema} of DATABASE_URL. Look at it again with:\n` +
+              `  export DB_SCHEMA=${options.schema}\n` +
               "  npx account-sync status\n" +
               `  npx account-sync query "${lookAgain}"`
-          : `\nThe data is in schema ${options.schema} of DATABASE_URL. Look at it again with:\n` +
-              `  export DB_SCHEMA=${options.schema}\n` +
+          : inMemory
+            ? "\nThe data was in memory and is gone with the demo: run it with --data-dir DIR to keep it."
+            : `\nThe data stays in ${path.resolve(options.dataDir)}. Look at it again with:\n` +
+              `  export DATA_DIR=${options.dataDir} DB_SCHEMA=${options.schema}\n` +
               "  npx account-sync status\n" +
               `  npx account-sync query "${lookAgain}"`
       )
