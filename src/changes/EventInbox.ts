@@ -48,10 +48,11 @@ const maxGroup = 500
 
 /**
  * Groups recorded at once: a delivery waits for a free writer, not for the group in flight to commit (with one writer
- * it waited for that group's commit and then its own: twice a commit's time). Few enough to leave the pool's other
- * sessions to the rest of serve.
+ * it waited for that group's commit and then its own: twice a commit's time). Two, not more: under a burst more
+ * writers made groups of one, a statement per delivery, each round trip handing serve's core to Postgres (the answer's
+ * p99 at the sender several times two writers'; docs/performance.md).
  */
-const groupWriters = 4
+const groupWriters = 2
 
 /**
  * What became of a delivery: recorded for the consumer (Queued), applied at once (APP_DISCONNECT), recorded for an

@@ -7,6 +7,8 @@ import type { AuthorizationError } from "../auth/errors.js"
 import { callbackParams, OAuthFlow } from "../auth/OAuthFlow.js"
 import { page } from "./Pages.js"
 import { readBodyUpTo } from "./requestBody.js"
+import { webhookAnswer } from "./webhookAnswer.js"
+import { webhookBodyLimit } from "./webhookFastPath.js"
 import { sqlFileLoader } from "../db/Migrations.js"
 import { rowsOrDie } from "../db/rows.js"
 import { contentType as prometheusContentType, prometheusText } from "../observability/prometheus.js"
@@ -95,27 +97,19 @@ const callback = Effect.gen(function* () {
   )
 })
 
-/** The largest webhook body taken (an event is a few hundred bytes). */
-export const webhookBodyLimit = 64 * 1024
-
 /** `POST /webhooks`: verified over the raw body bytes, recorded once (the change it names is applied by the consumer); 2xx only when stored. */
 const webhooks = Effect.gen(function* () {
   const request = yield* HttpServerRequest.HttpServerRequest
   const events = yield* EventInbox
   // an event is a few hundred bytes: refuse anything large (413) before reading it
   const body = yield* readBodyUpTo(request, webhookBodyLimit)
-  const header = request.headers[signatureHeader]
-  const outcome = yield* events.receive(body, header)
-  return yield* HttpServerResponse.json({ ok: true, outcome: outcome._tag })
+  return yield* events.receive(body, request.headers[signatureHeader])
 }).pipe(
-  Effect.catchTags({
-    WebhookSignatureInvalid: () => HttpServerResponse.json({ ok: false, error: "invalid signature" }, { status: 401 }),
-    WebhookMalformed: (e) => HttpServerResponse.json({ ok: false, error: e.reason }, { status: 400 }),
-    WebhookForeignApp: () => HttpServerResponse.json({ ok: false, error: "appId is not this app's" }, { status: 403 }),
-    BodyTooLarge: (e) => HttpServerResponse.json({ ok: false, error: e.message }, { status: 413 }),
-    BodyUnreadable: () => HttpServerResponse.json({ ok: false, error: "cannot read the body" }, { status: 400 })
-  }),
-  Effect.catchAll(() => HttpServerResponse.json({ ok: false, error: "not stored; retry later" }, { status: 500 }))
+  Effect.exit,
+  Effect.map((exit) => {
+    const answer = webhookAnswer(exit)
+    return HttpServerResponse.unsafeJson(answer.body, { status: answer.status })
+  })
 )
 
 /** Ready: the database answers and holds every migration this build ships. */

@@ -1,12 +1,13 @@
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
-import { Context, Duration, Effect, Layer, Option, Redacted, Schedule } from "effect"
+import { Context, Duration, Effect, FiberRef, Layer, Option, Redacted, Schedule } from "effect"
 import * as crypto from "node:crypto"
 import * as http from "node:http"
 import { Connections } from "../../../src/auth/Connections.js"
 import { OAuthClient } from "../../../src/auth/OAuthClient.js"
 import { TokenStore } from "../../../src/auth/TokenStore.js"
 import { authServer } from "../../../src/serve/Server.js"
+import { webhookFastPath } from "../../../src/serve/webhookFastPath.js"
 import { approveInBrowser } from "../../support/browser.js"
 import { AuthTest, connectAccount, freePort } from "../../support/connector.js"
 import { TestDatabaseEnv } from "../../support/database.js"
@@ -16,21 +17,27 @@ import { assertNoSecretsIn, makeLogCapture } from "../../support/auth.js"
 class ServeBase extends Context.Tag("test/ServeBase")<ServeBase, string>() {}
 
 const logs = makeLogCapture()
-const Stack = Layer.unwrapEffect(
-  Effect.gen(function* () {
-    const port = yield* freePort
-    const base = `http://127.0.0.1:${port}`
-    const emulator = EmulatorTest({ redirectUri: `${base}/oauth/callback`, webhookUrl: `${base}/webhooks`, accounts: 4 })
-    const auth = AuthTest()
-    return authServer({ port, host: "127.0.0.1" }).pipe(
-      Layer.provideMerge(auth),
-      Layer.provideMerge(emulator),
-      Layer.provideMerge(TestDatabaseEnv),
-      Layer.provideMerge(Layer.succeed(ServeBase, base)),
-      Layer.provideMerge(logs.layer)
-    )
-  })
-)
+/**
+ * serve over the emulator. With the tracer off (as the program runs without an exporter) POST /webhooks is taken from
+ * Node's server by the fast path; with it on, by the router's route (each delivery a server span).
+ */
+const stackWith = (tracing: boolean) =>
+  Layer.unwrapEffect(
+    Effect.gen(function* () {
+      const port = yield* freePort
+      const base = `http://127.0.0.1:${port}`
+      const emulator = EmulatorTest({ redirectUri: `${base}/oauth/callback`, webhookUrl: `${base}/webhooks`, accounts: 4 })
+      const auth = AuthTest()
+      return Layer.locally(authServer({ port, host: "127.0.0.1" }), FiberRef.currentTracerEnabled, tracing).pipe(
+        Layer.provideMerge(auth),
+        Layer.provideMerge(emulator),
+        Layer.provideMerge(TestDatabaseEnv),
+        Layer.provideMerge(Layer.succeed(ServeBase, base)),
+        Layer.provideMerge(logs.layer)
+      )
+    })
+  )
+const Stack = stackWith(true)
 
 const get = (url: string, init: RequestInit = {}) =>
   Effect.promise(async () => {
@@ -76,6 +83,52 @@ const noStackTrace = (body: string) => {
   expect(body).not.toMatch(/\n\s+at /)
   expect(body).not.toContain("Error:")
 }
+
+/** Each refused delivery gets its 4xx and changes nothing; the genuine APP_DISCONNECT then disconnects account 1. */
+const webhookRefusals = Effect.gen(function* () {
+  const base = yield* ServeBase
+  const settings = yield* OAuthClient
+  const emulator = yield* TestEmulator
+  const acc = yield* account(1)
+  const body = JSON.stringify({
+    data: { webHookEvent: { topic: "APP_DISCONNECT", appId: emulator.app.appId, accountId: acc.accountId, itemId: acc.accountId, occuredAt: "2031-01-01T00:00:00Z" } }
+  })
+  const sign = (b: string, key: string) => crypto.createHmac("sha256", key).update(b).digest("base64")
+  const post = (b: string, signature?: string) =>
+    get(`${base}/webhooks`, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...(signature ? { "X-Service-Hmac-SHA256": signature } : {}) },
+      body: b
+    })
+  expect((yield* post(body)).status).toBe(401)
+  expect((yield* post(body, sign(body, "wrong-secret"))).status).toBe(401)
+  expect((yield* post(body, sign(body + " ", Redacted.value(settings.clientSecret)))).status).toBe(401)
+  const malformed = '{"data":{"webHookEvent":null}}'
+  expect((yield* post(malformed, sign(malformed, Redacted.value(settings.clientSecret)))).status).toBe(400)
+  const huge = "x".repeat(200_000)
+  // refused before it is read, with a 413 the sender sees (not a reset it would retry): by Content-Length ...
+  const oversized = yield* post(huge, sign(huge, Redacted.value(settings.clientSecret)))
+  expect(oversized.status).toBe(413)
+  // ... or, chunked, as soon as it passes the limit; the connection stays usable
+  const chunked = yield* postChunked(`${base}/webhooks`, huge, sign(huge, Redacted.value(settings.clientSecret)))
+  expect(chunked.status).toBe(413)
+  expect(chunked.body).toContain("larger than 65536 bytes")
+  const signed = (b: string) => sign(b, Redacted.value(settings.clientSecret))
+  // a NUL Postgres cannot store: a clear 400, not a 500 the service retries forever
+  const withNul = body.replace(`"itemId":"${acc.accountId}"`, `"itemId":"${acc.accountId}\\u0000"`)
+  expect(withNul).toContain("\\u0000")
+  const nul = yield* post(withNul, signed(withNul))
+  expect([nul.status, nul.body]).toEqual([400, expect.stringContaining("itemId contains a NUL character")])
+  // signed with our secret but for another app: refused, not recorded
+  const foreign = body.replace(emulator.app.appId, "someone-elses-app")
+  expect((yield* post(foreign, signed(foreign))).status).toBe(403)
+  expect(yield* (yield* SqlClient.SqlClient)`SELECT 1 FROM webhook_events WHERE app_id = 'someone-elses-app'`).toHaveLength(0)
+  expect(yield* statusOf(acc.accountId)).toEqual(Option.some("active"))
+  // and the genuine one is applied
+  const ok = yield* post(body, sign(body, Redacted.value(settings.clientSecret)))
+  expect(ok.status).toBe(200)
+  expect(yield* statusOf(acc.accountId)).toEqual(Option.some("disconnected"))
+})
 
 layer(Stack, { excludeTestServices: true })("serve: /oauth/start, /oauth/callback, /webhooks", (it) => {
   it.effect("health and readiness", () =>
@@ -203,52 +256,7 @@ layer(Stack, { excludeTestServices: true })("serve: /oauth/start, /oauth/callbac
     })
   )
 
-  it.effect("POST /webhooks: unsigned, forged and malformed bodies get 401/400 and change nothing", () =>
-    Effect.gen(function* () {
-      const base = yield* ServeBase
-      const settings = yield* OAuthClient
-      const emulator = yield* TestEmulator
-      const acc = yield* account(1)
-      const body = JSON.stringify({
-        data: { webHookEvent: { topic: "APP_DISCONNECT", appId: emulator.app.appId, accountId: acc.accountId, itemId: acc.accountId, occuredAt: "2031-01-01T00:00:00Z" } }
-      })
-      const sign = (b: string, key: string) => crypto.createHmac("sha256", key).update(b).digest("base64")
-      const post = (b: string, signature?: string) =>
-        get(`${base}/webhooks`, {
-          method: "POST",
-          headers: { "content-type": "application/json", ...(signature ? { "X-Service-Hmac-SHA256": signature } : {}) },
-          body: b
-        })
-      expect((yield* post(body)).status).toBe(401)
-      expect((yield* post(body, sign(body, "wrong-secret"))).status).toBe(401)
-      expect((yield* post(body, sign(body + " ", Redacted.value(settings.clientSecret)))).status).toBe(401)
-      const malformed = '{"data":{"webHookEvent":null}}'
-      expect((yield* post(malformed, sign(malformed, Redacted.value(settings.clientSecret)))).status).toBe(400)
-      const huge = "x".repeat(200_000)
-      // refused before it is read, with a 413 the sender sees (not a reset it would retry): by Content-Length ...
-      const oversized = yield* post(huge, sign(huge, Redacted.value(settings.clientSecret)))
-      expect(oversized.status).toBe(413)
-      // ... or, chunked, as soon as it passes the limit; the connection stays usable
-      const chunked = yield* postChunked(`${base}/webhooks`, huge, sign(huge, Redacted.value(settings.clientSecret)))
-      expect(chunked.status).toBe(413)
-      expect(chunked.body).toContain("larger than 65536 bytes")
-      const signed = (b: string) => sign(b, Redacted.value(settings.clientSecret))
-      // a NUL Postgres cannot store: a clear 400, not a 500 the service retries forever
-      const withNul = body.replace(`"itemId":"${acc.accountId}"`, `"itemId":"${acc.accountId}\\u0000"`)
-      expect(withNul).toContain("\\u0000")
-      const nul = yield* post(withNul, signed(withNul))
-      expect([nul.status, nul.body]).toEqual([400, expect.stringContaining("itemId contains a NUL character")])
-      // signed with our secret but for another app: refused, not recorded
-      const foreign = body.replace(emulator.app.appId, "someone-elses-app")
-      expect((yield* post(foreign, signed(foreign))).status).toBe(403)
-      expect(yield* (yield* SqlClient.SqlClient)`SELECT 1 FROM webhook_events WHERE app_id = 'someone-elses-app'`).toHaveLength(0)
-      expect(yield* statusOf(acc.accountId)).toEqual(Option.some("active"))
-      // and the genuine one is applied
-      const ok = yield* post(body, sign(body, Redacted.value(settings.clientSecret)))
-      expect(ok.status).toBe(200)
-      expect(yield* statusOf(acc.accountId)).toEqual(Option.some("disconnected"))
-    })
-  )
+  it.effect("POST /webhooks: unsigned, forged and malformed bodies get 401/400 and change nothing", () => webhookRefusals)
 
   it.effect("no log line contains a token or the client secret", () =>
     Effect.gen(function* () {
@@ -256,6 +264,21 @@ layer(Stack, { excludeTestServices: true })("serve: /oauth/start, /oauth/callbac
       expect(logs.lines.some((l) => l.includes("connected"))).toBe(true)
       expect(logs.lines.some((l) => l.includes("APP_DISCONNECT"))).toBe(true)
       yield* assertNoSecretsIn(logs.lines, [Redacted.value(settings.clientSecret)])
+    })
+  )
+})
+
+layer(stackWith(false), { excludeTestServices: true })("serve with the tracer off: POST /webhooks taken before the router", (it) => {
+  it.effect("the fast path is taken only with the tracer off", () =>
+    Effect.gen(function* () {
+      expect(yield* Effect.locally(webhookFastPath, FiberRef.currentTracerEnabled, false)).toBeTypeOf("function")
+      expect(yield* Effect.locally(webhookFastPath, FiberRef.currentTracerEnabled, true)).toBeUndefined()
+    })
+  )
+  it.effect("the same answers: 401, 400, 413 (by length and chunked), 403, then 200 and the disconnect applied", () =>
+    Effect.gen(function* () {
+      yield* connectAccount((yield* account(1)).accountId)
+      yield* webhookRefusals
     })
   )
 })
