@@ -1,5 +1,7 @@
-import { Cause, Exit } from "effect"
-import type { WebhookOutcome } from "../changes/EventInbox.js"
+import type { SqlError } from "@effect/sql"
+import { Cause, Exit, Option } from "effect"
+import type { WebhookForeignApp, WebhookMalformed, WebhookOutcome, WebhookSignatureInvalid } from "../changes/EventInbox.js"
+import type { BodyTooLarge, BodyUnreadable } from "./requestBody.js"
 
 /** What `/webhooks` answers: its status and JSON body. */
 export interface WebhookAnswer {
@@ -7,29 +9,34 @@ export interface WebhookAnswer {
   readonly body: { readonly ok: boolean; readonly outcome?: WebhookOutcome["_tag"]; readonly error?: string }
 }
 
+/** Why a delivery was not recorded. */
+export type WebhookFailure = WebhookSignatureInvalid | WebhookMalformed | WebhookForeignApp | BodyTooLarge | BodyUnreadable | SqlError.SqlError
+
 const refused = (status: number, error: string): WebhookAnswer => ({ status, body: { ok: false, error } })
+
+const answerTo = (failure: WebhookFailure): WebhookAnswer => {
+  switch (failure._tag) {
+    case "WebhookSignatureInvalid":
+      return refused(401, "invalid signature")
+    case "WebhookMalformed":
+      return refused(400, failure.reason)
+    case "WebhookForeignApp":
+      return refused(403, "appId is not this app's")
+    case "BodyTooLarge":
+      return refused(413, failure.message)
+    case "BodyUnreadable":
+      return refused(400, "cannot read the body")
+    case "SqlError":
+      return refused(500, "not stored; retry later")
+  }
+}
 
 /**
  * A delivery's answer: 200 once it is recorded (or was already); a delivery the same body would fail forever is
  * refused with a 4xx the sender should not retry (bad signature 401, malformed 400, another app's 403, too large 413);
- * anything else (the database, a defect) is 500, which the sender may retry.
+ * the database failing, a defect or an interruption (serve stopping) is 500, which the sender may retry.
  */
-export const webhookAnswer = (exit: Exit.Exit<WebhookOutcome, unknown>): WebhookAnswer => {
-  if (Exit.isSuccess(exit)) return { status: 200, body: { ok: true, outcome: exit.value._tag } }
-  const failure = Cause.failureOption(exit.cause)
-  const error = failure._tag === "Some" ? (failure.value as { readonly _tag?: unknown; readonly reason?: unknown; readonly message?: unknown }) : undefined
-  switch (error?._tag) {
-    case "WebhookSignatureInvalid":
-      return refused(401, "invalid signature")
-    case "WebhookMalformed":
-      return refused(400, String(error.reason))
-    case "WebhookForeignApp":
-      return refused(403, "appId is not this app's")
-    case "BodyTooLarge":
-      return refused(413, String(error.message))
-    case "BodyUnreadable":
-      return refused(400, "cannot read the body")
-    default:
-      return refused(500, "not stored; retry later")
-  }
-}
+export const webhookAnswer = (exit: Exit.Exit<WebhookOutcome, WebhookFailure>): WebhookAnswer =>
+  Exit.isSuccess(exit)
+    ? { status: 200, body: { ok: true, outcome: exit.value._tag } }
+    : Option.match(Cause.failureOption(exit.cause), { onNone: () => refused(500, "not stored; retry later"), onSome: answerTo })
