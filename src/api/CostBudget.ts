@@ -43,12 +43,16 @@ const emptyState: AccountState = { bucket: undefined, corrections: new Map(), st
 export interface CostBudgetShape {
   /** The cost the service will most likely request for this query (static rule, corrected by what it last requested). */
   readonly estimate: (accountId: string, document: DocumentNode, variables: Readonly<Record<string, unknown>>) => Effect.Effect<number>
-  /** The largest page size up to `maxPageSize` whose estimated cost fits the account's maximum bucket. */
+  /**
+   * The largest page size up to `maxPageSize` whose estimated cost fits the account's maximum bucket; with `fit: "now"`,
+   * what the bucket holds now (at least a quarter of its maximum: a low bucket does not split a query into many).
+   */
   readonly pageSize: (
     accountId: string,
     document: DocumentNode,
     variablesFor: (first: number) => Readonly<Record<string, unknown>>,
-    maxPageSize: number
+    maxPageSize: number,
+    fit?: "full" | "now"
   ) => Effect.Effect<number>
   /** Reserves `cost` points, sleeping (on the Clock) until the mirrored bucket holds them. */
   readonly acquire: (accountId: string, cost: number) => Effect.Effect<void>
@@ -119,10 +123,11 @@ export const makeCostBudget = Effect.gen(function* () {
   const estimate: CostBudgetShape["estimate"] = (accountId, document, variables) =>
     Effect.map(read(accountId), (s) => estimateWith(s, document, variables))
 
-  const pageSize: CostBudgetShape["pageSize"] = (accountId, document, variablesFor, maxPageSize) =>
-    Effect.map(read(accountId), (s) => {
+  const pageSize: CostBudgetShape["pageSize"] = (accountId, document, variablesFor, maxPageSize, fit = "full") =>
+    Effect.map(Effect.zip(read(accountId), Clock.currentTimeMillis), ([s, now]) => {
       // before the account's first answer: the service's documented bucket (a larger one is learnt from that answer)
-      const maximum = s.bucket?.maximum ?? DOCUMENTED_BUCKET_MAXIMUM
+      const full = s.bucket?.maximum ?? DOCUMENTED_BUCKET_MAXIMUM
+      const maximum = fit === "now" && s.bucket !== undefined ? Math.max(availableAt(s.bucket, now), full / 4) : full
       // cost grows with `first`: binary search for the largest page that fits a full bucket
       let lo = 1
       let hi = maxPageSize

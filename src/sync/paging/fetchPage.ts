@@ -90,7 +90,9 @@ const followUp = <E>(f: Fetching<E>, partition: number, page: ParentPage, index:
     let barren = 0
     for (let childOffset = from; ; ) {
       const variablesFor = (childFirst: number) => ({ ...list.variablesOf(partition), first: window, ...placeVariables(parentAt), childFirst, childOffset })
-      const childFirst = yield* budget.pageSize(accountId, document, variablesFor, stream.maxPageSize)
+      // sized to the points the bucket holds now: the query's requested cost counts every position of the window while
+      // it reads one parent's children, and waiting for a full bucket's points it will not spend leaves them unspent
+      const childFirst = yield* budget.pageSize(accountId, document, variablesFor, stream.maxPageSize, "now")
       const result = yield* client.execute(credentials, document, variablesFor(childFirst))
       costPoints += result.cost?.actualQueryCost ?? 0
       const parents = yield* checks.connection(at(result.data, stream.connectionPath), page.place._tag === "Offset" ? page.place.offset : 0)

@@ -139,4 +139,21 @@ describe("CostBudget", () => {
       expect((yield* budget.stats("a")).pointsUsed).toBe(53)
     }).pipe(Effect.provide(CostBudgetLive))
   )
+
+  it.effect("fit now: sized to what the bucket holds now, restoring on the Clock, and never below a quarter of a full one", () =>
+    Effect.gen(function* () {
+      const budget = yield* CostBudget
+      const vars = (first: number) => ({ first })
+      // 1 + 31 * first points; a bucket of 1,000 restoring at 200 a second, left at 311 by the last answer
+      yield* budget.observe("a", AccountQuery, {}, cost(3, 3, 311))
+      expect(yield* budget.pageSize("a", JobsPageQuery, vars, 100, "now")).toBe(10)
+      expect(yield* budget.pageSize("a", JobsPageQuery, vars, 100)).toBe(32)
+      yield* TestClock.adjust(Duration.seconds(1))
+      // 511 points now
+      expect(yield* budget.pageSize("a", JobsPageQuery, vars, 100, "now")).toBe(16)
+      // left at 0: a quarter of the bucket (250 points), not a page of one
+      yield* budget.observe("a", AccountQuery, {}, cost(3, 3, 0))
+      expect(yield* budget.pageSize("a", JobsPageQuery, vars, 100, "now")).toBe(8)
+    }).pipe(Effect.provide(CostBudgetLive))
+  )
 })
