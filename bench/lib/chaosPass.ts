@@ -15,7 +15,7 @@ import type { Env } from "./connector.js"
 import { BenchError } from "./errors.js"
 import { binPath, nodeArgs, nodeEnv, type EmulatorProcess } from "./emulatorProcess.js"
 import type { Prng } from "./prng.js"
-import { accountsHeldBy, backfillsUnderCap, databaseNow, type Hang, hangUntilTaken, runAgainSeconds, secondsUntil, whyNotRunAgain } from "./workerFaults.js"
+import { accountsHeldBy, backfillsUnderCap, databaseNow, type Hang, hangUntilTaken, runAgainSeconds, secondsUntil, whyNotRunAgain, withWorkLeft } from "./workerFaults.js"
 
 const waitExit = (child: ChildProcess) =>
   Effect.async<{ code: number | null }>((resume) => {
@@ -137,11 +137,13 @@ export const chaosPasses = (ctx: {
           state.kills++
           passKills++
           workers[i] = spawnWorker(extraEnv)
-          const again = held[i]!.length > 0 ? yield* runAgainSeconds(held[i]!, killedAt, 120) : undefined
-          if (full !== undefined && held[i]!.length > 0) state.capKill = { ...cap, accounts: held[i]!.length, runAgainSeconds: again }
-          if (again === undefined && held[i]!.length > 0) yield* say(`${name}: not run again after the SIGKILL: ${yield* whyNotRunAgain(`${schema}_queue`, held[i]!, killedAt)}`)
+          // an account whose work ended as the kill came has nothing to run again
+          const unfinished = yield* withWorkLeft(`${schema}_queue`, held[i]!)
+          const again = unfinished.length > 0 ? yield* runAgainSeconds(unfinished, killedAt, 120) : undefined
+          if (full !== undefined && unfinished.length > 0) state.capKill = { ...cap, accounts: unfinished.length, runAgainSeconds: again }
+          if (again === undefined && unfinished.length > 0) yield* say(`${name}: not run again after the SIGKILL: ${yield* whyNotRunAgain(`${schema}_queue`, unfinished, killedAt)}`)
           yield* say(
-            `${name}: SIGKILL with ${cap.running} backfill(s) running, ${cap.waiting} waiting (cap ${options.backfillCap}) of the worker holding ${held[i]!.length} account(s); they ran again after ${again?.toFixed(1) ?? "more than 120"} s`
+            `${name}: SIGKILL with ${cap.running} backfill(s) running, ${cap.waiting} waiting (cap ${options.backfillCap}) of the worker holding ${held[i]!.length} account(s), ${unfinished.length} unfinished; they ran again after ${again?.toFixed(1) ?? (unfinished.length > 0 ? "more than 120" : "-")} s`
           )
         } else if (wantKill) {
           const i = rng.int(0, workers.length - 1)

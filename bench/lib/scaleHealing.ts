@@ -5,7 +5,7 @@ import type { Env } from "./connector.js"
 import { BenchError } from "./errors.js"
 import type { EmulatorProcess } from "./emulatorProcess.js"
 import { overlappingRuns, queueOf, startWorker, waitFor, withAccounts } from "./scaleWorkers.js"
-import { accountsHeldBy, databaseNow, hangUntilTaken, runAgainSeconds, whyNotRunAgain } from "./workerFaults.js"
+import { accountsHeldBy, databaseNow, hangUntilTaken, runAgainSeconds, whyNotRunAgain, withWorkLeft } from "./workerFaults.js"
 
 /** A fleet that heals: a worker SIGKILLed with the backfill cap full, a worker hung (SIGSTOP). Workers are separate processes. */
 export interface HealingOptions {
@@ -73,14 +73,20 @@ const failoverUnderCapRun = (emulator: EmulatorProcess, o: HealingOptions) =>
           SELECT count(*)::int AS n FROM ${sql(`${env.DB_SCHEMA}_queue`)}.job WHERE name = 'account-work' AND data->>'kind' = 'backfill' AND state IN ('created', 'retry')`)
         const killedAt = yield* databaseNow
         yield* first.kill("SIGKILL")
-        const seconds = yield* runAgainSeconds(held, killedAt, 300)
-        if (seconds === undefined) {
+        // an account whose backfill ended as the kill came has nothing to run again
+        const unfinished = yield* withWorkLeft(`${env.DB_SCHEMA}_queue`, held)
+        if (unfinished.length === 0) {
           const why = yield* whyNotRunAgain(`${env.DB_SCHEMA}_queue`, held, killedAt)
-          return yield* new BenchError({ step: "scale", reason: `the SIGKILLed worker's ${held.length} accounts did not run again within 300 s: ${why}; the live worker's last lines: ${second.tail()}` })
+          return yield* new BenchError({ step: "scale", reason: `every account the first worker held had finished when it was SIGKILLed, nothing to fail over: ${why}` })
+        }
+        const seconds = yield* runAgainSeconds(unfinished, killedAt, 300)
+        if (seconds === undefined) {
+          const why = yield* whyNotRunAgain(`${env.DB_SCHEMA}_queue`, unfinished, killedAt)
+          return yield* new BenchError({ step: "scale", reason: `the SIGKILLed worker's ${unfinished.length} unfinished accounts did not run again within 300 s: ${why}; the live worker's last lines: ${second.tail()}` })
         }
         const double = yield* overlappingRuns(sql)
         yield* second.kill("SIGTERM")
-        yield* say(`failover under the cap: ${held.length} account(s) of the worker SIGKILLed with the cap (${o.cap}) full and ${waiting!.n} backfill(s) waiting ran again after ${seconds.toFixed(1)} s (the slowest)`)
+        yield* say(`failover under the cap: ${unfinished.length} unfinished account(s) of the worker SIGKILLed with the cap (${o.cap}) full and ${waiting!.n} backfill(s) waiting ran again after ${seconds.toFixed(1)} s (the slowest)`)
         return { seconds, double }
       })
     )

@@ -90,6 +90,22 @@ export const runAgainSeconds = (accounts: ReadonlyArray<string>, since: Date, ma
     return Math.max(...(yield* again).map((r) => r.seconds))
   })
 
+/**
+ * Of `accounts`, those with work left in the queue `queueSchema` (a job created, retrying or active). An account whose
+ * backfill ended just as its worker was killed has none: it runs again when next due, not in a failover.
+ */
+export const withWorkLeft = (queueSchema: string, accounts: ReadonlyArray<string>) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    accounts.length === 0
+      ? Effect.succeed<ReadonlyArray<string>>([])
+      : Effect.map(
+          Effect.orDie(sql<{ account_id: string }>`
+            SELECT DISTINCT data->>'accountId' AS account_id FROM ${sql(queueSchema)}.job
+            WHERE name = 'account-work' AND data->>'accountId' IN ${sql.in(accounts)} AND state IN ('created', 'retry', 'active') ORDER BY 1`),
+          (rows): ReadonlyArray<string> => rows.map((r) => r.account_id)
+        )
+  )
+
 /** The database's clock now (run start times are its). */
 export const databaseNow = Effect.flatMap(SqlClient.SqlClient, (sql) =>
   Effect.map(Effect.orDie(sql<{ at: Date }>`SELECT now() AS at`), (rows) => new Date(rows[0]!.at))
