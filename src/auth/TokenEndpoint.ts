@@ -4,6 +4,7 @@ import { ClientMisconfigured, TokenEndpointUnavailable } from "./errors.js"
 import { jwtExpiry, jwtIssuedAt, jwtScopes } from "./Jwt.js"
 import { OAuthClient } from "./OAuthClient.js"
 import { printable } from "../observability/printable.js"
+import { timeoutWithPauseGrace } from "./timeoutWithPauseGrace.js"
 
 /** Tokens as issued by a code exchange or a refresh. */
 export interface IssuedTokens {
@@ -112,10 +113,7 @@ export const TokenEndpointLive = Layer.effect(
       client.execute(HttpClientRequest.post(url).pipe(HttpClientRequest.bodyUrlParams(form), HttpClientRequest.acceptJson)).pipe(
         Effect.mapError((e) => new Transient({ reason: `${e._tag}${e._tag === "RequestError" ? ` (${e.reason})` : ""}` })),
         Effect.flatMap(interpret),
-        Effect.timeoutFail({
-          duration: settings.requestTimeout,
-          onTimeout: () => new Transient({ reason: `no answer within ${Duration.format(settings.requestTimeout)}` })
-        }),
+        (attempt) => timeoutWithPauseGrace(attempt, settings.requestTimeout, () => new Transient({ reason: `no answer within ${Duration.format(settings.requestTimeout)}` })),
         Effect.tapErrorTag("Transient", (e) =>
           Effect.logWarning(`token endpoint: ${e.reason}; retrying`).pipe(
             Effect.annotateLogs({ grantType: form.grant_type, ...(accountId ? { accountId } : {}) })
