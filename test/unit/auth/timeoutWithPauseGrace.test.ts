@@ -25,6 +25,22 @@ const withPause = <A, E, R>(effect: (pause: (ms: number) => void, adjust: (by: D
     )
   })
 
+/**
+ * A 10 s deadline whose process was stopped 2 s past it: the timer fires late; nothing has answered yet, and the
+ * attempt is still running (in its grace).
+ */
+const stoppedPastTheDeadline = withPause((pause, adjust) =>
+  Effect.gen(function* () {
+    const answer = yield* Deferred.make<string>()
+    const fiber = yield* Effect.fork(timeoutWithPauseGrace(Deferred.await(answer), Duration.seconds(10), timedOut))
+    yield* adjust(Duration.seconds(9))
+    pause(2_000)
+    yield* adjust(Duration.seconds(1))
+    expect(fiber.unsafePoll()).toBeNull()
+    return { answer, fiber, adjust }
+  })
+)
+
 describe("timeoutWithPauseGrace", () => {
   it.effect("a deadline that comes due on time fails the effect at once", () =>
     Effect.gen(function* () {
@@ -38,33 +54,18 @@ describe("timeoutWithPauseGrace", () => {
   )
 
   it.effect("a deadline that comes due late (the process was stopped) lets the answer that arrived meanwhile win", () =>
-    withPause((pause, adjust) =>
-      Effect.gen(function* () {
-        const answer = yield* Deferred.make<string>()
-        const fiber = yield* Effect.fork(timeoutWithPauseGrace(Deferred.await(answer), Duration.seconds(10), timedOut))
-        // stopped for 2 s past the deadline: the timer fires late, and the answer is read in the turn after it
-        yield* adjust(Duration.seconds(9))
-        pause(2_000)
-        yield* adjust(Duration.seconds(1))
-        expect(fiber.unsafePoll()).toBeNull()
-        yield* Deferred.succeed(answer, "tokens")
-        expect(yield* Fiber.join(fiber)).toBe("tokens")
-      })
-    )
+    Effect.gen(function* () {
+      const { answer, fiber } = yield* stoppedPastTheDeadline
+      yield* Deferred.succeed(answer, "tokens")
+      expect(yield* Fiber.join(fiber)).toBe("tokens")
+    })
   )
 
   it.effect("late, and still no answer after the grace: it fails", () =>
-    withPause((pause, adjust) =>
-      Effect.gen(function* () {
-        const never = yield* Deferred.make<string>()
-        const fiber = yield* Effect.fork(timeoutWithPauseGrace(Deferred.await(never), Duration.seconds(10), timedOut))
-        yield* adjust(Duration.seconds(9))
-        pause(2_000)
-        yield* adjust(Duration.seconds(1))
-        expect(fiber.unsafePoll()).toBeNull()
-        yield* adjust(Duration.seconds(1))
-        expect(yield* Fiber.await(fiber)).toEqual(Exit.fail("timed out"))
-      })
-    )
+    Effect.gen(function* () {
+      const { fiber, adjust } = yield* stoppedPastTheDeadline
+      yield* adjust(Duration.seconds(1))
+      expect(yield* Fiber.await(fiber)).toEqual(Exit.fail("timed out"))
+    })
   )
 })
