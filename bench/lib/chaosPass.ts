@@ -176,9 +176,11 @@ export const chaosPasses = (ctx: {
           const i = held[0]!.length >= held[1]!.length ? 0 : 1
           if (held[i]!.length > 0) {
             // the live worker lands pages for the accounts before the hung one comes back with what it had in flight
+            const stoppedAt = yield* databaseNow
             const hang = yield* hangUntilTaken(workers[i]!.child.pid!, 60, Effect.sleep("2 seconds"))
             hangs.push({ pass: name, ...hang })
             passHangs++
+            if (hang.releaseSeconds === undefined) yield* say(`${name}: not taken from the SIGSTOPped worker: ${yield* whyNotRunAgain(`${schema}_queue`, hang.accounts, stoppedAt)}`)
             yield* say(`${name}: worker ${workers[i]!.child.pid} SIGSTOPped holding ${hang.accounts.length} account(s), taken by a live worker after ${hang.releaseSeconds?.toFixed(1) ?? "more than 60"} s, SIGCONT`)
           }
         }

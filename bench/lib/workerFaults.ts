@@ -16,14 +16,28 @@ export const accountsHeldBy = (pid: number) =>
     )
   )
 
-/** How many of `accounts` a live lease of another process than `pid` holds. */
-const takenFrom = (pid: number, accounts: ReadonlyArray<string>) =>
+/** The leases worker `pid` holds now (unexpired): each account and the lease's epoch. */
+const leasesHeldBy = (pid: number) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Effect.orDie(
+      sql<{ account_id: string; epoch: number }>`SELECT account_id, epoch::float8 AS epoch FROM account_leases WHERE holder LIKE ${holderOf(pid)} AND expires_at > now() ORDER BY 1`
+    )
+  )
+
+/**
+ * Of `leases` (held by worker `pid`), those another process has taken since: a later epoch under another holder,
+ * whether that holder still has it or has already released it (a taker that finds the account revoked, or its pass
+ * at its last page, takes and releases the lease between two looks).
+ */
+const takenSince = (pid: number, leases: ReadonlyArray<{ readonly account_id: string; readonly epoch: number }>) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
     Effect.map(
-      Effect.orDie(sql<{ n: number }>`
-        SELECT count(*)::int AS n FROM account_leases
-        WHERE account_id IN ${sql.in(accounts)} AND holder NOT LIKE ${holderOf(pid)} AND expires_at > now()`),
-      (rows) => rows[0]?.n ?? 0
+      Effect.orDie(
+        sql<{ account_id: string; epoch: number }>`
+          SELECT account_id, epoch::float8 AS epoch FROM account_leases
+          WHERE account_id IN ${sql.in(leases.map((l) => l.account_id))} AND holder NOT LIKE ${holderOf(pid)}`
+      ),
+      (rows) => leases.filter((l) => rows.some((r) => r.account_id === l.account_id && r.epoch > l.epoch)).length
     )
   )
 
@@ -39,7 +53,7 @@ export const secondsUntil = <E, R>(since: number, maxSeconds: number, check: Eff
 
 export interface Hang {
   readonly accounts: ReadonlyArray<string>
-  /** From SIGSTOP until a live worker held every one of them; undefined when not within the bound. */
+  /** From SIGSTOP until another worker had taken the lease of every one of them; undefined when not within the bound. */
   readonly releaseSeconds: number | undefined
 }
 
@@ -53,16 +67,17 @@ const signal = (pid: number, sig: NodeJS.Signals) => {
 
 /**
  * SIGSTOP of worker `pid` (a hung process: its sessions stay open, its leases stop being renewed) until another worker
- * holds every account it held, at most `maxSeconds`, then SIGCONT: it comes back with what it had in flight. `after`
+ * has taken the lease of every account it held, at most `maxSeconds`, then SIGCONT: it comes back with what it had in flight. `after`
  * runs between the move and the SIGCONT. Always resumed, whatever happens meanwhile.
  */
 export const hangUntilTaken = <E = never, R = never>(pid: number, maxSeconds: number, after: Effect.Effect<void, E, R> = Effect.void) =>
   Effect.gen(function* () {
-    const accounts = yield* accountsHeldBy(pid)
+    const leases = yield* leasesHeldBy(pid)
+    const accounts = leases.map((l) => l.account_id)
     if (accounts.length === 0) return { accounts, releaseSeconds: undefined } satisfies Hang
     const stoppedAt = performance.now()
     signal(pid, "SIGSTOP")
-    const releaseSeconds = yield* secondsUntil(stoppedAt, maxSeconds, Effect.map(takenFrom(pid, accounts), (n) => n === accounts.length))
+    const releaseSeconds = yield* secondsUntil(stoppedAt, maxSeconds, Effect.map(takenSince(pid, leases), (n) => n === leases.length))
     yield* after
     return { accounts, releaseSeconds } satisfies Hang
   }).pipe(Effect.ensuring(Effect.sync(() => signal(pid, "SIGCONT"))))
