@@ -5,7 +5,7 @@ import type { Env } from "./connector.js"
 import { BenchError } from "./errors.js"
 import type { EmulatorProcess } from "./emulatorProcess.js"
 import { overlappingRuns, queueOf, startWorker, waitFor, withAccounts } from "./scaleWorkers.js"
-import { accountsHeldBy, databaseNow, hangUntilTaken, runAgainSeconds, whyNotRunAgain, withWorkLeft } from "./workerFaults.js"
+import { accountsLeasedTo, databaseNow, hangUntilTaken, runAgainSeconds, whyNotRunAgain, withWorkLeft } from "./workerFaults.js"
 
 /** A fleet that heals: a worker SIGKILLed with the backfill cap full, a worker hung (SIGSTOP). Workers are separate processes. */
 export interface HealingOptions {
@@ -64,7 +64,7 @@ const failoverUnderCapRun = (emulator: EmulatorProcess, o: HealingOptions) =>
         yield* waitFor(`${o.cap} backfills landing pages on the first worker`, 180, Effect.map(landing(Math.ceil(o.capJobs / 10)), (n) => n >= o.cap))
         const second = yield* startWorker(env, o.cap)
         yield* Effect.sleep("5 seconds")
-        const held = yield* accountsHeldBy(first.pid)
+        const held = yield* accountsLeasedTo(first.pid)
         if (held.length === 0) {
           const why = yield* whyNotRunAgain(`${env.DB_SCHEMA}_queue`, ids, yield* databaseNow)
           return yield* new BenchError({ step: "scale", reason: `the first worker held no account when it was to be SIGKILLed: ${why}; its last lines: ${first.tail()}` })
