@@ -152,7 +152,13 @@ export const renderResults = (r: BenchResults): string => {
     rows.push(["scale", "due to start p50", `${f(sc.dueToStartP50Seconds)} s`, "", ""])
     rows.push(["scale", "due to start p99", `${f(sc.dueToStartP99Seconds)} s`, "<= 2 s", mark(sc.dueToStartP99Seconds <= 2)])
     rows.push(["scale", "failover (SIGKILL to running elsewhere)", `${f(sc.failoverSeconds, 1)} s`, "<= 60 s", mark(sc.failoverSeconds <= 60)])
-    rows.push(["scale", "failover with the backfill cap full (SIGKILL to each account running again)", `${f(sc.failoverSecondsUnderCap, 1)} s`, "<= 30 s", mark(sc.failoverSecondsUnderCap <= 30)])
+    rows.push([
+      "scale",
+      `failover with the backfill cap full, ${sc.backfillsWaitingAtCapKill ?? "?"} waiting (SIGKILL to each account running again)`,
+      `${f(sc.failoverSecondsUnderCap, 1)} s`,
+      "<= 30 s",
+      mark(sc.failoverSecondsUnderCap <= 30)
+    ])
     rows.push(["scale", "hung worker (SIGSTOP to its accounts held by a live worker)", `${f(sc.hungWorkerReleaseSeconds, 1)} s`, "<= 60 s", mark(sc.hungWorkerReleaseSeconds <= 60)])
     rows.push(["scale", "overlapping runs of one account", String(sc.doubleRuns), "0", mark(sc.doubleRuns === 0)])
     for (const w of sc.workers) {

@@ -46,6 +46,8 @@ export interface ScaleRuns {
   readonly dueToStartP99Seconds: number
   readonly failoverSeconds: number
   readonly failoverSecondsUnderCap: number
+  /** Backfills waiting under the cap when the worker holding it was killed (failoverSecondsUnderCap's contention). */
+  readonly backfillsWaitingAtCapKill: number
   readonly hungWorkerReleaseSeconds: number
   readonly doubleRuns: number
   readonly workers: ReadonlyArray<WorkersRun>
@@ -235,7 +237,9 @@ export const scaleBench = (emulator: EmulatorProcess, options: ScaleOptions) =>
     return {
       ...(workers ? { claimsPerSecond: workers.claimsPerSecond, dueToStartP50Seconds: workers.dueToStartP50Seconds, dueToStartP99Seconds: workers.dueToStartP99Seconds, workers: workers.runs } : {}),
       ...(failover ? { failoverSeconds: failover.failoverSeconds } : {}),
-      ...(healing ? { failoverSecondsUnderCap: healing.failoverSecondsUnderCap, hungWorkerReleaseSeconds: healing.hungWorkerReleaseSeconds } : {}),
+      ...(healing
+        ? { failoverSecondsUnderCap: healing.failoverSecondsUnderCap, backfillsWaitingAtCapKill: healing.backfillsWaitingAtCapKill, hungWorkerReleaseSeconds: healing.hungWorkerReleaseSeconds }
+        : {}),
       doubleRuns: (workers?.doubleRuns ?? 0) + (failover?.doubleRuns ?? 0) + (healing?.doubleRuns ?? 0) + (one?.double ?? 0),
       ...(single ? { oneWorker1000: { accounts: options.accounts, ratioToCeiling: single.ratioToCeiling, peakRssMb: single.peakRssMbPerWorker } } : {}),
       ...(one ? { oneWorker500: one.result } : {}),

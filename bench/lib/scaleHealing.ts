@@ -5,7 +5,7 @@ import type { Env } from "./connector.js"
 import { BenchError } from "./errors.js"
 import type { EmulatorProcess } from "./emulatorProcess.js"
 import { overlappingRuns, queueOf, startWorker, waitFor, withAccounts } from "./scaleWorkers.js"
-import { accountsLeasedTo, databaseNow, hangUntilTaken, runAgainSeconds, whyNotRunAgain, withWorkLeft } from "./workerFaults.js"
+import { accountsLeasedTo, backfillsUnderCap, databaseNow, hangUntilTaken, runAgainSeconds, whyNotRunAgain, withWorkLeft } from "./workerFaults.js"
 
 /** A fleet that heals: a worker SIGKILLed with the backfill cap full, a worker hung (SIGSTOP). Workers are separate processes. */
 export interface HealingOptions {
@@ -24,6 +24,8 @@ export interface HealingOptions {
 export interface HealingResult {
   /** SIGKILL of the worker holding the cap's backfills, others waiting: seconds until the last of its accounts ran again. */
   readonly failoverSecondsUnderCap: number
+  /** Backfills waiting their turn under the cap when that worker was killed: the contention the figure was made under. */
+  readonly backfillsWaitingAtCapKill: number
   /** SIGSTOP of a worker holding accounts: seconds until a live worker held the last of them (leases at their default). */
   readonly hungWorkerReleaseSeconds: number
   readonly doubleRuns: number
@@ -54,40 +56,49 @@ const withLatency = <A, E, R>(emulator: EmulatorProcess, latencyMs: number, body
 
 /** Backfills enqueued, the first worker fills the cap; the second starts idle; the first is SIGKILLed mid-page. */
 const failoverUnderCapRun = (emulator: EmulatorProcess, o: HealingOptions) =>
-  withAccounts(emulator, { accounts: o.capAccounts, jobs: o.capJobs, limits: { maxPoints: 100_000, restoreRate: 100_000 }, poolSize: 10 }, (base, ids) =>
+  // buckets of 10,000 points at 2,000/s: a backfill of minutes, so the first ones are still running, and the others
+  // waiting, when the kill comes (at 100,000/s an account of 1,500 jobs was backfilled in seconds)
+  withAccounts(emulator, { accounts: o.capAccounts, jobs: o.capJobs, limits: { maxPoints: 10_000, restoreRate: 2_000 }, poolSize: 10 }, (base, ids) =>
     Effect.scoped(
       Effect.gen(function* () {
         const sql = yield* SqlClient.SqlClient
         const env = healingEnv(base, o.cap)
         yield* enqueueBackfills(env, ids)
+        const queueSchema = `${env.DB_SCHEMA}_queue`
         const first = yield* startWorker(env, o.cap)
-        yield* waitFor(`${o.cap} backfills landing pages on the first worker`, 180, Effect.map(landing(Math.ceil(o.capJobs / 10)), (n) => n >= o.cap))
+        // the cap full, the other backfills waiting their turn, and pages landed: what a kill under contention needs.
+        // Waiting for 150 jobs an account let the first backfills end (a whole-account backfill pages every stream
+        // at once, small ones end in seconds) and the next ones take the cap: none waited when the kill came
+        yield* waitFor(
+          `${o.cap} backfills landing pages on the first worker, ${o.capAccounts - o.cap} waiting`,
+          180,
+          Effect.map(Effect.zip(backfillsUnderCap(queueSchema), landing(1)), ([c, underWay]) => c.running >= o.cap && c.waiting > 0 && underWay >= o.cap)
+        )
         const second = yield* startWorker(env, o.cap)
         yield* Effect.sleep("5 seconds")
         const held = yield* accountsLeasedTo(first.pid)
         if (held.length === 0) {
-          const why = yield* whyNotRunAgain(`${env.DB_SCHEMA}_queue`, ids, yield* databaseNow)
+          const why = yield* whyNotRunAgain(queueSchema, ids, yield* databaseNow)
           return yield* new BenchError({ step: "scale", reason: `the first worker held no account when it was to be SIGKILLed: ${why}; its last lines: ${first.tail()}` })
         }
-        const [waiting] = yield* Effect.orDie(sql<{ n: number }>`
-          SELECT count(*)::int AS n FROM ${sql(`${env.DB_SCHEMA}_queue`)}.job WHERE name = 'account-work' AND data->>'kind' = 'backfill' AND state IN ('created', 'retry')`)
+        const { waiting } = yield* backfillsUnderCap(queueSchema)
         const killedAt = yield* databaseNow
         yield* first.kill("SIGKILL")
         // an account whose backfill ended as the kill came has nothing to run again
-        const unfinished = yield* withWorkLeft(`${env.DB_SCHEMA}_queue`, held)
+        const unfinished = yield* withWorkLeft(queueSchema, held)
         if (unfinished.length === 0) {
-          const why = yield* whyNotRunAgain(`${env.DB_SCHEMA}_queue`, held, killedAt)
+          const why = yield* whyNotRunAgain(queueSchema, held, killedAt)
           return yield* new BenchError({ step: "scale", reason: `every account the first worker held had finished when it was SIGKILLed, nothing to fail over: ${why}` })
         }
         const seconds = yield* runAgainSeconds(unfinished, killedAt, 300)
         if (seconds === undefined) {
-          const why = yield* whyNotRunAgain(`${env.DB_SCHEMA}_queue`, unfinished, killedAt)
+          const why = yield* whyNotRunAgain(queueSchema, unfinished, killedAt)
           return yield* new BenchError({ step: "scale", reason: `the SIGKILLed worker's ${unfinished.length} unfinished accounts did not run again within 300 s: ${why}; the live worker's last lines: ${second.tail()}` })
         }
         const double = yield* overlappingRuns(sql)
         yield* second.kill("SIGTERM")
-        yield* say(`failover under the cap: ${unfinished.length} unfinished account(s) of the worker SIGKILLed with the cap (${o.cap}) full and ${waiting!.n} backfill(s) waiting ran again after ${seconds.toFixed(1)} s (the slowest)`)
-        return { seconds, double }
+        yield* say(`failover under the cap: ${unfinished.length} unfinished account(s) of the worker SIGKILLed with the cap (${o.cap}) full and ${waiting} backfill(s) waiting ran again after ${seconds.toFixed(1)} s (the slowest)`)
+        return { seconds, double, waiting }
       })
     )
   )
@@ -124,6 +135,11 @@ export const healingRuns = (emulator: EmulatorProcess, o: HealingOptions) =>
     Effect.gen(function* () {
       const cap = yield* failoverUnderCapRun(emulator, o)
       const hung = yield* hungWorkerRun(emulator, o)
-      return { failoverSecondsUnderCap: cap.seconds, hungWorkerReleaseSeconds: hung.seconds, doubleRuns: cap.double + hung.double } satisfies HealingResult
+      return {
+        failoverSecondsUnderCap: cap.seconds,
+        backfillsWaitingAtCapKill: cap.waiting,
+        hungWorkerReleaseSeconds: hung.seconds,
+        doubleRuns: cap.double + hung.double
+      } satisfies HealingResult
     })
   )

@@ -27,6 +27,8 @@ describe("npm run bench -- --only scale (smoke)", () => {
         // a worker SIGKILLed with the backfill cap full: its accounts run again ahead of the waiting backfills
         expect(s.failoverSecondsUnderCap).toBeGreaterThan(0)
         expect(s.failoverSecondsUnderCap).toBeLessThanOrEqual(30)
+        // under contention: backfills of other accounts were waiting for the cap when the kill came
+        expect(s.backfillsWaitingAtCapKill).toBeGreaterThan(0)
         // a worker SIGSTOPped: its leases (30 s) lapse and a live worker takes its accounts
         expect(s.hungWorkerReleaseSeconds).toBeGreaterThan(0)
         expect(s.hungWorkerReleaseSeconds).toBeLessThanOrEqual(60)
