@@ -41,6 +41,11 @@ layer(syncHarness({ accounts: 8, jobs: jobsPerAccount, limits: { maxPoints: 100_
       const killedAccounts = held.map((r) => r.account_id)
       const before = yield* landed
       for (const a of killedAccounts) expect(before.find((r) => r.account_id === a)?.n ?? 0).toBeLessThan(jobsPerAccount)
+      // the cap's contention: the other accounts' backfills wait their turn as the kill comes
+      const [{ waiting }] = (yield* sql<{ waiting: number }>`
+        SELECT count(*)::int AS waiting FROM ${sql(`${settings.DB_SCHEMA}_queue`)}.job
+        WHERE name = 'account-work' AND data->>'kind' = 'backfill' AND state IN ('created', 'retry')`) as unknown as [{ waiting: number }]
+      expect(waiting, "backfills waiting under the cap when the kill comes").toBe(4)
 
       first.child.kill("SIGKILL")
       const killed = yield* first.exit
