@@ -26,7 +26,7 @@ export interface HealingResult {
   readonly failoverSecondsUnderCap: number
   /** Backfills waiting their turn under the cap when that worker was killed: the contention the figure was made under. */
   readonly backfillsWaitingAtCapKill: number
-  /** SIGSTOP of a worker holding accounts: seconds until a live worker held the last of them (leases at their default). */
+  /** SIGSTOP of a worker holding accounts: seconds until a live worker had taken the last of their leases (at their default). */
   readonly hungWorkerReleaseSeconds: number
   readonly doubleRuns: number
 }
@@ -122,7 +122,7 @@ const hungWorkerRun = (emulator: EmulatorProcess, o: HealingOptions) =>
         const double = yield* overlappingRuns(sql)
         yield* hung.kill("SIGKILL")
         yield* live.kill("SIGTERM")
-        yield* say(`hung worker: ${hang.accounts.length} account(s) of the SIGSTOPped worker held by the live one after ${hang.releaseSeconds.toFixed(1)} s`)
+        yield* say(`hung worker: ${hang.accounts.length} account(s) of the SIGSTOPped worker taken by the live one after ${hang.releaseSeconds.toFixed(1)} s`)
         return { seconds: hang.releaseSeconds, double }
       })
     )

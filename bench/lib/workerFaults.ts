@@ -74,8 +74,8 @@ const signal = (pid: number, sig: NodeJS.Signals) => {
 
 /**
  * SIGSTOP of worker `pid` (a hung process: its sessions stay open, its leases stop being renewed) until another worker
- * has taken the lease of every account it held, at most `maxSeconds`, then SIGCONT: it comes back with what it had in flight. `after`
- * runs between the move and the SIGCONT. Always resumed, whatever happens meanwhile.
+ * has taken the lease of every account it held, at most `maxSeconds`, then SIGCONT: it comes back with what it had in
+ * flight. `after` runs between the move and the SIGCONT. Always resumed, whatever happens meanwhile.
  */
 export const hangUntilTaken = <E = never, R = never>(pid: number, maxSeconds: number, after: Effect.Effect<void, E, R> = Effect.void) =>
   Effect.gen(function* () {
