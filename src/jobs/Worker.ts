@@ -3,6 +3,7 @@ import { Cause, Clock, Context, Duration, Effect, FiberMap, Layer, Metric, Optio
 import * as Metrics from "../observability/metrics.js"
 import { restartsInARow } from "../changes/restarts.js"
 import { transactionEndFailures } from "../db/transactionEnd.js"
+import { PagingStop, pagingStop } from "../sync/paging/pagingStop.js"
 import { AccountWork, type WorkOutcome } from "./AccountWork.js"
 import { type AccountJob, followUpOf } from "./JobKinds.js"
 import { type ClaimedJob, JobQueue, type QueueError } from "./JobQueue.js"
@@ -68,6 +69,33 @@ export const WorkerLive = Layer.effect(
           Effect.catchAll((e) => Effect.logWarning(`heartbeat: ${e.message}`))
         )
 
+        /**
+         * The job's work for a slice: at the slice's end (once it has landed a batch) its passes ask for no page more,
+         * land what they fetched and stop there (interrupted, resumed by the follow-up job), so no page paid for is
+         * thrown away and every slice advances, however slow the machine or the service. A work still running
+         * `sliceGrace` later is interrupted where it is. None: the slice ended first.
+         */
+        const sliced = (run: Effect.Effect<WorkOutcome, SqlError.SqlError>): Effect.Effect<Option.Option<WorkOutcome>> =>
+          Effect.suspend(() => {
+            const stop = new PagingStop()
+            return Effect.scoped(
+              Effect.zipRight(
+                Effect.forkScoped(Effect.zipRight(Effect.sleep(settings.slice), stop.request)),
+                run.pipe(
+                  Effect.locally(pagingStop, stop),
+                  Effect.timeoutOption(Duration.sum(settings.slice, sliceGrace)),
+                  Effect.catchAllCause((cause) =>
+                    Effect.map(stop.wasRequested, (stopped) =>
+                      stopped && Cause.isInterruptedOnly(cause)
+                        ? Option.none<WorkOutcome>()
+                        : Option.some<WorkOutcome>({ _tag: "Failed", reason: Cause.pretty(cause).split("\n")[0] ?? "failed" })
+                    )
+                  )
+                )
+              )
+            )
+          })
+
         // one job: its work for at most a slice, then settled; interrupted (SIGTERM) it is handed back at once
         const runJob = (claimed: ClaimedJob, state: Ref.Ref<JobState>) => {
           const { job } = claimed
@@ -113,7 +141,7 @@ export const WorkerLive = Layer.effect(
             yield* Metric.update(tagged(Metrics.jobDueToStartSeconds, job), Math.max(0, (startedAt - Date.parse(job.dueAt)) / 1000))
             if (claimed.retryCount > 0) yield* Metric.increment(tagged(Metrics.jobRetries, job))
             if (claimed.failedOver) yield* Metric.increment(tagged(Metrics.jobFailovers, job))
-            const outcome = yield* permits.holding(work.run(job)).pipe(Effect.timeoutOption(settings.slice), Effect.catchAllCause((cause) => Effect.succeed(Option.some<WorkOutcome>({ _tag: "Failed", reason: Cause.pretty(cause).split("\n")[0] ?? "failed" }))))
+            const outcome = yield* sliced(permits.holding(work.run(job)))
             // settled whatever happens next: a SIGTERM now must not leave the job claimed until its heartbeat lapses
             yield* Effect.uninterruptible(settle(outcome, startedAt))
           }).pipe(
@@ -175,6 +203,8 @@ export const WorkerLive = Layer.effect(
 )
 
 const spaced = (d: Duration.Duration) => Schedule.spaced(d)
+/** How long past its slice a job's work may take to land the pages it fetched before it is interrupted where it is. */
+const sliceGrace = Duration.minutes(2)
 /**
  * The heartbeat's rhythm: every third of the timeout, on a fixed rate (a slow beat does not push the next one back).
  * Every half, after the previous beat had ended, left a loaded machine (load ~12, Postgres answering in seconds) too

@@ -13,6 +13,7 @@ import { AccountLeases, type HeldElsewhere, type TakenForRun } from "../sync/Acc
 import type { Mode } from "../sync/pass/PassPlan.js"
 import { planAccount } from "./accountPlan.js"
 import { Pager } from "../sync/paging/Pager.js"
+import { pagingStopRequested } from "../sync/paging/pagingStop.js"
 import { Progress } from "./Progress.js"
 import { describeError, isRevocation, type Revocation } from "../sync/RunOutcome.js"
 import { Runs } from "./Runs.js"
@@ -195,6 +196,8 @@ export const SyncRunnerLive = Layer.effect(
         // (nothing more can be read) or an interruption ends the account's run early
         const failed: Array<string> = []
         for (const [i, stream] of streams.entries()) {
+          // asked to stop asking for pages (a worker's slice ended) after a stream that ended: the next is the follow-up job's
+          if (yield* pagingStopRequested) return yield* Effect.interrupt
           const known = inputs?.get(stream.name)
           const { report, classified, askedFullPass } = yield* streamRun.run({
             ...(known ? { inputs: known } : {}),

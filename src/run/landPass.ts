@@ -4,6 +4,7 @@ import { releaseBytes } from "../sync/landing/releaseBytes.js"
 import { rowsIn, type Warehouse } from "../sync/landing/Warehouse.js"
 import type { Page } from "../sync/model.js"
 import { pageBatches, type Pager } from "../sync/paging/Pager.js"
+import { batchLanded, pagingStopRequested } from "../sync/paging/pagingStop.js"
 import type { Checkpoints } from "../sync/pass/Checkpoints.js"
 import type { Dependents } from "../sync/pass/Dependents.js"
 import type { PassEnd } from "../sync/pass/PassEnd.js"
@@ -104,6 +105,7 @@ export const makeLandPass = ({ checkpoints, warehouse, runs, pager, passEnd, dep
         if (reads.some((r) => r.unreachable.length > 0)) yield* Ref.set(p.askedFullPass, true)
       }
       const c = yield* landPages(p, step)
+      yield* batchLanded
       // after an incremental pass's last batch (an idle cycle's only one) its events are the events job's, as the lease
       // frees; after a full pass's, the run may still hold the account for the pass's sweep and the next streams' passes
       if (!step.finishes || p.kind === "full") yield* p.eventsBetweenPages
@@ -139,6 +141,9 @@ export const makeLandPass = ({ checkpoints, warehouse, runs, pager, passEnd, dep
         Stream.takeUntil((step) => step.finishes),
         Stream.runLast
       )
+      // asked to stop asking for pages (a worker's slice ended): what was fetched has landed, and the pass stops
+      // there, interrupted, resumed from that batch's checkpoint by the account's next job
+      if (!(Option.isSome(last) && last.value.finishes) && (yield* pagingStopRequested)) return yield* Effect.interrupt
       if (Option.isSome(last) && last.value.ends === "with-sweep") {
         const { shifted } = last.value.state
         const end = yield* passEnd.finish({ credentials, stream, variables: p.variables, shifted, tracksSeen: begun.checkpoint.tracksSeen })

@@ -4,6 +4,8 @@ import { Effect, Layer, Schema } from "effect"
 import { JobQueue, JobQueueLive } from "../../src/jobs/JobQueue.js"
 import { JobSettings } from "../../src/jobs/JobSettings.js"
 import { spawnCli } from "./cli.js"
+import { connectAccount, TestSettings } from "./connector.js"
+import { TestEmulator } from "./emulator.js"
 import { type Env, withEnv } from "./config.js"
 
 /** Settings that keep the queue's timings test-sized: failover within ~25 s, no cron line firing during a test. */
@@ -76,6 +78,22 @@ export const enqueueBackfills = (env: Env, accountIds: ReadonlyArray<string>) =>
   Effect.flatMap(Effect.sync(() => new Date().toISOString()), (now) =>
     withQueue(env, (queue) => Effect.forEach(accountIds, (accountId) => queue.enqueue({ kind: "backfill", accountId, dueAt: now, requestedAt: now, restart: false })))
   )
+
+/**
+ * The emulator's first account connected, every answer of the service `latencyMs` late until the scope closes, and
+ * its backfill enqueued as connecting enqueues it, before any worker runs.
+ */
+export const backfillEnqueuedAtLatency = (latencyMs: number, seed: number) =>
+  Effect.gen(function* () {
+    const { accounts, admin } = yield* TestEmulator
+    const accountId = accounts[0]!.accountId
+    yield* connectAccount(accountId)
+    const env = yield* TestSettings
+    yield* admin.setFaults({ latencyRate: 1, latencyMs, seed })
+    yield* Effect.addFinalizer(() => Effect.orDie(admin.setFaults({})))
+    yield* enqueueBackfills(env, [accountId])
+    return { accountId, env, admin }
+  })
 
 /** Rows of `jobs` landed, per account. */
 export const jobsLanded = Effect.flatMap(SqlClient.SqlClient, (sql) =>

@@ -1,4 +1,4 @@
-import { Context, Effect, Layer, Option, ParseResult, Schema, Stream } from "effect"
+import { Chunk, Context, Effect, Layer, Option, ParseResult, Schema, Stream } from "effect"
 import { CostBudget } from "../../api/CostBudget.js"
 import type { ServiceError } from "../../api/errors.js"
 import { type AccountCredentials, ServiceClient } from "../../api/ServiceClient.js"
@@ -11,6 +11,7 @@ import { type PagedList, pageFetcher } from "./fetchPage.js"
 import { type ListPaging, nextPage } from "./nextPage.js"
 import { makePageAhead } from "./pageAhead.js"
 import { largestPage } from "./pageSizing.js"
+import { pagingStopRequested } from "./pagingStop.js"
 import type { AnyStream } from "../streams/Stream.js"
 
 const CountSchema = Schema.Struct({ totalCount: Schema.Number })
@@ -110,12 +111,18 @@ export const PagerLive = Layer.effect(
       }
       const walkFrom = (recent: RecentIds, position: number) => new Walk(recent, position, ignoresOffset.has(key) ? "after" : "offset")
       const start = { partition: request.partition ?? 0, walk: walkFrom(new RecentIds(recentCapacity, request.anchors ?? []), request.position ?? 0), full: false }
-      return Stream.paginateEffect(start, ({ partition, walk, full }) =>
-        Effect.map(nextPage(paging, partition, walk, full), ({ page, continues, full }) => {
-          if (continues) return [page, Option.some({ partition, walk, full })] as const
-          if (partition + 1 >= partitions.length) return [page, Option.none()] as const
-          return [page, Option.some({ partition: partition + 1, walk: walkFrom(new RecentIds(recentCapacity), 0), full: false })] as const
-        })
+      type At = { readonly partition: number; readonly walk: Walk; readonly full: boolean }
+      // asked to stop (a worker's slice ended): no page more is asked, and the pages fetched so far still land
+      return Stream.paginateChunkEffect(start, ({ partition, walk, full }: At) =>
+        Effect.flatMap(pagingStopRequested, (stop) =>
+          stop
+            ? Effect.succeed([Chunk.empty<Page>(), Option.none<At>()] as const)
+            : Effect.map(nextPage(paging, partition, walk, full), ({ page, continues, full }) => {
+                if (continues) return [Chunk.of(page), Option.some<At>({ partition, walk, full })] as const
+                if (partition + 1 >= partitions.length) return [Chunk.of(page), Option.none<At>()] as const
+                return [Chunk.of(page), Option.some<At>({ partition: partition + 1, walk: walkFrom(new RecentIds(recentCapacity), 0), full: false })] as const
+              })
+        )
       ).pipe(Stream.ensuring(paging.ahead.drop))
     }
 

@@ -9,7 +9,7 @@ import { expectStreamExact } from "../../support/streamExactness.js"
 import { jobScalarsStream } from "../../support/jobsOnly.js"
 import { runCli } from "../../support/cli.js"
 import type { queueJson } from "../../../src/cli/status.js"
-import { expectNoOverlappingRuns, queueTestEnv, spawnWorker, syncRuns, waitUntil, withQueue } from "../../support/workers.js"
+import { backfillEnqueuedAtLatency, expectNoOverlappingRuns, queueTestEnv, spawnWorker, syncRuns, waitUntil, withQueue } from "../../support/workers.js"
 
 type QueueJson = ReturnType<typeof queueJson>
 
@@ -124,15 +124,8 @@ layer(syncHarness({ accounts: 1, jobs: 3000, limits: { maxPoints: 10_000, restor
 })("slices", (it) => {
   it.scoped("a backfill larger than one slice continues across follow-up jobs and ends exact", () =>
     Effect.gen(function* () {
-      const { accounts, admin } = yield* TestEmulator
-      const accountId = accounts[0]!.accountId
-      yield* connectAccount(accountId)
-      const env = yield* TestSettings
-      yield* admin.setFaults({ latencyRate: 1, latencyMs: 500, seed: 4 })
-      yield* Effect.addFinalizer(() => Effect.orDie(admin.setFaults({})))
       // the account's first full pass as a backfill job (as a connect enqueues it), before any worker runs
-      const now = new Date().toISOString()
-      yield* withQueue(env, (queue) => queue.enqueue({ kind: "backfill", accountId, dueAt: now, requestedAt: now, restart: false }))
+      const { accountId, env, admin } = yield* backfillEnqueuedAtLatency(500, 4)
       const sql = yield* SqlClient.SqlClient
       const landed = Effect.map(sql<{ n: number }>`SELECT count(*)::int AS n FROM jobs`, (r) => r[0]!.n).pipe(Effect.orDie)
       // a worker stopped with SIGTERM mid-backfill exits at once and hands the account back: the next worker takes it
@@ -149,8 +142,8 @@ layer(syncHarness({ accounts: 1, jobs: 3000, limits: { maxPoints: 10_000, restor
       yield* spawnWorker({ ...env, QUEUE_SLICE: "1 second" })
       const resumedIn = yield* waitUntil("the account taken by the next worker", 30, Effect.map(syncRuns, (runs) => runs.length > runsBefore))
       expect(resumedIn).toBeLessThan(10)
-      // each 1 s slice lands only what it finishes within the second (the slice's end interrupts the page in flight):
-      // at the suite's load (~12 on 2 cores) the rest took over 120 s once (the Node 26 suite of a clean-clone CI)
+      // each 1 s slice lands what it fetched before its end (sliceEnd.test.ts): interrupted mid-page as it was, the
+      // rest took over 120 s, then over 240 s (a timeout), in the Node 26 suites of two clean-clone CIs at load ~12
       yield* waitUntil("the backfill's end", 240, Effect.map(succeededRuns("full"), (n) => n === 1))
       expect(yield* expectStreamExact(jobScalarsStream, accountId)).toBe(3000)
       const runs = yield* syncRuns
