@@ -21,7 +21,10 @@ export const JobSettingsConfig = Config.all({
   workers: Config.boolean("WORKERS").pipe(Config.withDefault(false)),
   /** pg-boss's own schema (default: DB_SCHEMA with `_queue` after it, so deployments sharing a database stay apart). */
   schema: Config.option(Config.string("QUEUE_SCHEMA")),
-  /** A job works this long on its account, lands the pages it fetched, then leaves the rest to a follow-up job of the same account. */
+  /**
+   * A job works this long on its account, lands the pages it fetched, then leaves the rest to a follow-up job of the
+   * same account.
+   */
   slice: positive("QUEUE_SLICE", Duration.minutes(5)),
   /**
    * A worker refreshes the heartbeat of its jobs every third of this; pg-boss fails (and retries elsewhere) a job

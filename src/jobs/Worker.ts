@@ -96,7 +96,7 @@ export const WorkerLive = Layer.effect(
             )
           })
 
-        // one job: its work for at most a slice, then settled; interrupted (SIGTERM) it is handed back at once
+        // one job: its work for a slice (sliced), then settled; interrupted (SIGTERM) it is handed back at once
         const runJob = (claimed: ClaimedJob, state: Ref.Ref<JobState>) => {
           const { job } = claimed
           const settle = (outcome: Option.Option<WorkOutcome>, startedAt: number) =>
