@@ -1,5 +1,6 @@
 import { Effect, Schedule } from "effect"
 import * as crypto from "node:crypto"
+import * as http from "node:http"
 import type { Env } from "./config.js"
 
 export interface Delivery {
@@ -11,13 +12,30 @@ export interface Delivery {
   readonly occuredAt: string
 }
 
+/**
+ * One POST on a connection of its own (`Connection: close`). fetch kept connections alive and reused one serve had
+ * just closed as idle (its keep-alive timeout, 5 s): at load ~12 the client's own idle timer came late, and a delivery
+ * failed with "other side closed" before serve saw it (a clean-clone CI's eventsDuringBackfill.test).
+ */
+const postOnce = (url: string, headers: Record<string, string>, body: string) =>
+  new Promise<{ readonly status: number; readonly body: string }>((resolve, reject) => {
+    const request = http.request(url, { method: "POST", headers: { ...headers, "content-length": String(Buffer.byteLength(body)) }, agent: false }, (response) => {
+      let text = ""
+      response.setEncoding("utf8")
+      response.on("data", (chunk: string) => (text += chunk))
+      response.on("end", () => resolve({ status: response.statusCode ?? 0, body: text }))
+      response.on("error", reject)
+    })
+    request.on("error", reject)
+    request.end(body)
+  })
+
 /** A webhook delivery to serve's /webhooks as the service signs it: HMAC-SHA256 of the raw body with the client secret, base64. */
 export const deliverWebhook = (base: string, env: Env, event: Delivery) =>
-  Effect.promise(async () => {
+  Effect.promise(() => {
     const body = JSON.stringify({ data: { webHookEvent: { appId: env.SERVICE_CLIENT_ID!, ...event } } })
     const signature = crypto.createHmac("sha256", env.SERVICE_CLIENT_SECRET!).update(body).digest("base64")
-    const response = await fetch(`${base}/webhooks`, { method: "POST", headers: { "content-type": "application/json", "x-service-hmac-sha256": signature }, body })
-    return { status: response.status, body: await response.text() }
+    return postOnce(`${base}/webhooks`, { "content-type": "application/json", "x-service-hmac-sha256": signature }, body)
   })
 
 /** The account id as a webhook delivery carries it (the base64 of the account's number) for the emulator's global id. */
