@@ -2,6 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { connectAccount, TestSettings } from "../../support/connector.js"
+import { backfillsUnderCap } from "../../../bench/lib/workerFaults.js"
 import { TestEmulator } from "../../support/emulator.js"
 import { jobScalarsStream } from "../../support/jobsOnly.js"
 import { expectStreamExact } from "../../support/streamExactness.js"
@@ -42,9 +43,7 @@ layer(syncHarness({ accounts: 8, jobs: jobsPerAccount, limits: { maxPoints: 100_
       const before = yield* landed
       for (const a of killedAccounts) expect(before.find((r) => r.account_id === a)?.n ?? 0).toBeLessThan(jobsPerAccount)
       // the cap's contention: the other accounts' backfills wait their turn as the kill comes
-      const [{ waiting }] = (yield* sql<{ waiting: number }>`
-        SELECT count(*)::int AS waiting FROM ${sql(`${settings.DB_SCHEMA}_queue`)}.job
-        WHERE name = 'account-work' AND data->>'kind' = 'backfill' AND state IN ('created', 'retry')`) as unknown as [{ waiting: number }]
+      const { waiting } = yield* backfillsUnderCap(`${settings.DB_SCHEMA}_queue`)
       expect(waiting, "backfills waiting under the cap when the kill comes").toBe(4)
 
       first.child.kill("SIGKILL")

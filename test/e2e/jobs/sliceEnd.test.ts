@@ -4,7 +4,7 @@ import { Effect } from "effect"
 import { jobScalarsStream } from "../../support/jobsOnly.js"
 import { expectStreamExact } from "../../support/streamExactness.js"
 import { syncHarness } from "../../support/syncHarness.js"
-import { backfillEnqueuedAtLatency, expectNoOverlappingRuns, queueTestEnv, spawnWorker, syncRuns, waitUntil } from "../../support/workers.js"
+import { accountsFullySynced, backfillEnqueuedAtLatency, expectNoOverlappingRuns, queueTestEnv, spawnWorker, syncRuns, waitUntil } from "../../support/workers.js"
 
 const jobs = 600
 
@@ -19,12 +19,8 @@ layer(syncHarness({ accounts: 1, jobs, limits: { maxPoints: 10_000, restoreRate:
     Effect.gen(function* () {
       const { accountId, env } = yield* backfillEnqueuedAtLatency(1_500, 5)
       const sql = yield* SqlClient.SqlClient
-      const fullPassDone = Effect.map(
-        Effect.orDie(sql<{ n: number }>`SELECT count(*)::int AS n FROM sync_runs WHERE outcome = 'succeeded' AND kind = 'full'`),
-        (r) => r[0]!.n === 1
-      )
       yield* spawnWorker(env)
-      yield* waitUntil("the backfill's end across slices", 180, fullPassDone)
+      yield* waitUntil("the backfill's end across slices", 180, Effect.map(accountsFullySynced, (n) => n === 1))
       expect(yield* expectStreamExact(jobScalarsStream, accountId)).toBe(jobs)
       const runs = yield* syncRuns
       const sliced = runs.filter((r) => r.outcome === "interrupted")
