@@ -1,5 +1,6 @@
 import { Effect, Schedule } from "effect"
 import * as crypto from "node:crypto"
+import type { ChildProcess } from "node:child_process"
 import * as http from "node:http"
 import type { Env } from "./config.js"
 
@@ -41,10 +42,17 @@ export const deliverWebhook = (base: string, env: Env, event: Delivery) =>
 /** The account id as a webhook delivery carries it (the base64 of the account's number) for the emulator's global id. */
 export const webhookAccountIdOf = (accountId: string) => Buffer.from(/(\d+)$/.exec(Buffer.from(accountId, "base64").toString())![1]!).toString("base64")
 
-/** Until serve's /healthz answers (at most 30 s). */
-export const waitForHealth = (base: string) =>
-  Effect.promise(() => fetch(`${base}/healthz`)).pipe(
-    Effect.catchAllDefect((e) => Effect.fail(e)),
-    Effect.retry(Schedule.spaced("200 millis").pipe(Schedule.intersect(Schedule.recurs(150)))),
+/**
+ * Until serve's /healthz answers 200: at most 90 s (serve's start took over 30 s in a clean-clone CI at load ~12).
+ * Given serve's process, a serve that exited fails at once with its last output.
+ */
+export const waitForHealth = (base: string, serve?: ChildProcess) =>
+  Effect.gen(function* () {
+    if (serve !== undefined && serve.exitCode !== null) return yield* Effect.die(new Error(`serve exited (${serve.exitCode}) before ${base}/healthz answered`))
+    const answer = yield* Effect.tryPromise(() => fetch(`${base}/healthz`, { signal: AbortSignal.timeout(5_000) }))
+    if (!answer.ok) return yield* Effect.fail(new Error(`${base}/healthz answered HTTP ${answer.status}`))
+  }).pipe(
+    Effect.retry(Schedule.spaced("200 millis").pipe(Schedule.upTo("90 seconds"))),
+    Effect.mapError((e) => new Error(`serve at ${base} not healthy within 90 s: ${e instanceof Error ? e.message : String(e)}`)),
     Effect.orDie
   )

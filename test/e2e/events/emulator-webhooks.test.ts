@@ -11,6 +11,7 @@ import { TestDatabase } from "../../support/database.js"
 import { TestEmulator } from "../../support/emulator.js"
 import { expectAccountExact } from "../../support/streamExactness.js"
 import { syncHarness } from "../../support/syncHarness.js"
+import { waitForHealth } from "../../support/webhookDelivery.js"
 
 // The whole account (every stream, links, line items, custom fields); serve and `webhooks subscribe` are child
 // processes of the real program; the emulator sends its own webhooks for the changes its admin API makes.
@@ -26,9 +27,6 @@ const eventually = <A, E, R>(what: string, check: Effect.Effect<A, E, R>, limit:
     Effect.orDie
   )
 
-const waitForHealth = (base: string) =>
-  eventually(`serve at ${base} healthy`, Effect.tryPromise(() => fetch(`${base}/healthz`).then((r) => (r.ok ? undefined : Promise.reject(new Error(`HTTP ${r.status}`))))), "30 seconds")
-
 /** The settings of the connector as a child gets them, and serve's address (the URL the account subscribes). */
 let port = 0
 const childEnv = Effect.gen(function* () {
@@ -39,7 +37,7 @@ const webhookUrl = () => `http://127.0.0.1:${port}/webhooks`
 /** `serve` as a child process until the test's scope ends. */
 const startServe = Effect.gen(function* () {
   const serve = yield* spawnCli(["serve", "--port", String(port), "--host", "127.0.0.1"], yield* childEnv)
-  yield* waitForHealth(`http://127.0.0.1:${port}`)
+  yield* waitForHealth(`http://127.0.0.1:${port}`, serve.child)
   return serve
 })
 

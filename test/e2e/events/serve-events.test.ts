@@ -10,6 +10,7 @@ import { TestEmulator } from "../../support/emulator.js"
 import { syncHarness } from "../../support/syncHarness.js"
 import { expectStreamExact } from "../../support/streamExactness.js"
 import { jobScalarsStream } from "../../support/jobsOnly.js"
+import { waitForHealth } from "../../support/webhookDelivery.js"
 
 const harness = syncHarness({ accounts: 1, jobs: 400, limits: { maxPoints: 100_000, restoreRate: 1_000_000 } })
 
@@ -22,13 +23,6 @@ const deliver = (base: string, secret: string, appId: string, event: { topic: st
     const response = await fetch(`${base}/webhooks`, { method: "POST", headers: { "content-type": "application/json", "x-service-hmac-sha256": signature }, body })
     return { status: response.status, ms: performance.now() - started, body: await response.text() }
   })
-
-const waitForHealth = (base: string) =>
-  Effect.promise(() => fetch(`${base}/healthz`)).pipe(
-    Effect.catchAllDefect((e) => Effect.fail(e)),
-    Effect.retry(Schedule.spaced("200 millis").pipe(Schedule.intersect(Schedule.recurs(150)))),
-    Effect.orDie
-  )
 
 layer(harness, { timeout: 120_000, excludeTestServices: true })("serve applies change events (child processes)", (it) => {
   it.scoped("deliveries are answered at once and applied in the background; events queued when serve is killed are applied after its restart, once", () =>
@@ -47,7 +41,7 @@ layer(harness, { timeout: 120_000, excludeTestServices: true })("serve applies c
 
       // 1. a serve that looks for due events only once an hour: what it receives stays queued when it is killed
       const first = yield* spawnCli(["serve", "--port", String(port), "--host", "127.0.0.1"], { ...env, EVENTS_POLL_INTERVAL: "1 hour" })
-      yield* waitForHealth(base)
+      yield* waitForHealth(base, first.child)
       const edited = (yield* admin.editRecords({ accountId, collection: "jobs", count: 5, seed: 21 })).ids
       const deleted = (yield* admin.deleteRecords({ accountId, collection: "jobs", count: 3, seed: 22 })).ids.filter((id) => !edited.includes(id))
       const updatedAt = new Map((yield* admin.listRecords({ accountId, collection: "jobs" })).map((j) => [j.id, String(j.updatedAt)]))
@@ -72,7 +66,7 @@ layer(harness, { timeout: 120_000, excludeTestServices: true })("serve applies c
 
       // 2. restarted as usual: every queued event is applied, each once
       const second = yield* spawnCli(["serve", "--port", String(port), "--host", "127.0.0.1"], env)
-      yield* waitForHealth(base)
+      yield* waitForHealth(base, second.child)
       yield* expectStreamExact(jobScalarsStream, accountId).pipe(
         Effect.catchAllDefect((e) => Effect.fail(e)),
         Effect.retry(Schedule.spaced("250 millis").pipe(Schedule.intersect(Schedule.recurs(80))))

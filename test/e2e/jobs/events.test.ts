@@ -32,7 +32,7 @@ layer(syncHarness({ accounts: 1, jobs: 3000, limits: { maxPoints: 10_000, restor
       const webhookAccountId = webhookAccountIdOf(accountId)
 
       const serve = yield* spawnCli(["serve", "--port", String(port), "--host", "127.0.0.1"], env)
-      yield* waitForHealth(base)
+      yield* waitForHealth(base, serve.child)
       yield* spawnWorker(env)
       const landed = Effect.map(sql<{ n: number }>`SELECT count(*)::int AS n FROM jobs`, (r) => r[0]!.n).pipe(Effect.orDie)
       yield* waitUntil("the first sync landing pages", 60, Effect.map(landed, (n) => n >= 300))

@@ -34,7 +34,7 @@ layer(syncHarness({ accounts: 1, jobs, limits: { maxPoints: 10_000, restoreRate:
       const port = yield* freePort
       const base = `http://127.0.0.1:${port}`
       const serve = yield* spawnCli(["serve", "--port", String(port), "--host", "127.0.0.1"], env)
-      yield* waitForHealth(base)
+      yield* waitForHealth(base, serve.child)
       const worker = yield* spawnWorker(env)
       const landed = Effect.map(sql<{ n: number }>`SELECT count(*)::int AS n FROM jobs`, (r) => r[0]!.n).pipe(Effect.orDie)
       yield* waitUntil("the backfill landing pages", 60, Effect.map(landed, (n) => n >= 500))

@@ -37,8 +37,8 @@ layer(syncHarness({ accounts: 2 }), { timeout: 60_000, excludeTestServices: true
       const failed = yield* Effect.flip(api.identity(token)).pipe(Effect.ensuring(Effect.orDie(admin.setFaults({}))))
       expect(failed._tag).toBe("ServiceCallFailed")
       expect(failed.message).toMatch(/^Account failed: HTTP 5\d\d, after retries$/)
-      // the transport's transient schedule: 1 attempt + 5 retries
-      expect((yield* admin.stats()).faultsInjected.error).toBe(6)
+      // the transport's transient schedule: 1 attempt + 8 retries
+      expect((yield* admin.stats()).faultsInjected.error).toBe(9)
     })
   )
 
