@@ -12,8 +12,9 @@ export default defineConfig({
   test: {
     globalSetup: ["test/support/globalSetup.ts"],
     setupFiles: ["test/support/secretScan.ts"],
-    testTimeout: 60_000,
-    hookTimeout: 60_000,
+    // twice the longest a test or a layer's setup took on one core (a CI machine was that slow, load ~12)
+    testTimeout: 120_000,
+    hookTimeout: 120_000,
     pool: "forks",
     // four files at once on 2 cores: the long e2e files mostly wait (a killed worker's heartbeat, a lease's expiry, a
     // throttled bucket), so two of them left the cores idle for half the run

@@ -47,7 +47,7 @@ export const spawnCli = (args: ReadonlyArray<string>, env: Record<string, string
     })
     return {
       child,
-      firstLine: Deferred.await(firstLine).pipe(Effect.timeoutFail({ duration: "30 seconds", onTimeout: () => `no stdout line within 30s; stderr: ${stderr}` }), Effect.orDie),
+      firstLine: Deferred.await(firstLine).pipe(Effect.timeoutFail({ duration: "60 seconds", onTimeout: () => `no stdout line within 60s; stderr: ${stderr}` }), Effect.orDie),
       // generous: seven CLI processes and a PGlite each on a loaded two-CPU CI machine; on a timeout, what the
       // process was doing (its state, kernel wait channel and thread count) for the next look
       exit: Deferred.await(exit).pipe(

@@ -5,7 +5,7 @@ import { runDemo } from "../../../src/demo/Demo.js"
 import { dropSchemaAndQueryRole } from "../../../src/db/queryRole.js"
 import { embeddedTestDatabase, TestDatabase, TestDatabaseLive } from "../../support/database.js"
 
-layer(TestDatabaseLive, { timeout: 120_000, excludeTestServices: true })("demo", (it) => {
+layer(TestDatabaseLive, { timeout: 300_000, excludeTestServices: true })("demo", (it) => {
   // with DATABASE_URL: a second pool with its own schema, which the embedded database's one session cannot give
   it.effect.skipIf(embeddedTestDatabase())(
     "runs the whole job and leaves a warehouse equal to the service, one account disconnected",
@@ -39,6 +39,6 @@ layer(TestDatabaseLive, { timeout: 120_000, excludeTestServices: true })("demo",
         expect(runs.every((r) => r.outcome === "succeeded")).toBe(true)
         yield* dropSchemaAndQueryRole(schema)
       }),
-    120_000
+    300_000
   )
 })

@@ -30,6 +30,6 @@ describe("demo on the embedded Postgres", () => {
         expect(printed.join("\n")).toContain("The data was in memory and is gone with the demo")
         expect(printed.join("\n")).not.toContain("The data stays in")
       }),
-    120_000
+    300_000
   )
 })
