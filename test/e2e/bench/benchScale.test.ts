@@ -54,6 +54,6 @@ describe("npm run bench -- --only scale (smoke)", () => {
         expect(s.oneWorker500?.peakRssMb).toBeGreaterThan(20)
       }),
     // the healing runs: two backfill phases of 8 and 2 accounts at 400 ms an answer
-    480_000
+    900_000
   )
 })

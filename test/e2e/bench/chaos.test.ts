@@ -24,6 +24,6 @@ describe("npm run chaos (reduced)", () => {
         expect(report.writeLog.writes).toBeGreaterThan(0)
       }),
     // the SIGSTOP waits out a lease (10 s) and a heartbeat; the cap of 1 runs the backfills one after the other
-    600_000
+    900_000
   )
 })
