@@ -180,7 +180,9 @@ export const optionalString = (name: string) => Config.option(Config.string(name
 export const HttpLimitsConfig = Config.all({
   requestTimeout: positiveDuration("HTTP_REQUEST_TIMEOUT", Duration.seconds(30)),
   headersTimeout: positiveDuration("HTTP_HEADERS_TIMEOUT", Duration.seconds(10)),
-  keepAliveTimeout: positiveDuration("HTTP_KEEP_ALIVE_TIMEOUT", Duration.seconds(5)),
+  // longer than the idle timeout of what sends to us: a connection closed as idle while a delivery is on its way to us
+  // loses it (the service does not send a webhook again), and proxies in front keep theirs 60 s (nginx, cloud LBs)
+  keepAliveTimeout: positiveDuration("HTTP_KEEP_ALIVE_TIMEOUT", Duration.seconds(65)),
   maxConnections: Config.integer("HTTP_MAX_CONNECTIONS").pipe(
     Config.withDefault(1_000),
     Config.validate({ message: "HTTP_MAX_CONNECTIONS: expected a whole number of at least 1", validation: (n) => n >= 1 })

@@ -17,7 +17,7 @@ export interface ListenOptions {
 export const defaultHttpLimits: HttpLimits = {
   requestTimeout: Duration.seconds(30),
   headersTimeout: Duration.seconds(10),
-  keepAliveTimeout: Duration.seconds(5),
+  keepAliveTimeout: Duration.seconds(65),
   maxConnections: 1_000
 }
 

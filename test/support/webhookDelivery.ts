@@ -15,7 +15,7 @@ export interface Delivery {
 
 /**
  * One POST on a connection of its own (`Connection: close`). fetch kept connections alive and reused one serve had
- * just closed as idle (its keep-alive timeout, 5 s): at load ~12 the client's own idle timer came late, and a delivery
+ * just closed as idle (its keep-alive timeout, 5 s then): at load ~12 the client's own idle timer came late, and a delivery
  * failed with "other side closed" before serve saw it (a clean-clone CI's eventsDuringBackfill.test).
  */
 const postOnce = (url: string, headers: Record<string, string>, body: string) =>

@@ -34,9 +34,9 @@ const listening = (port: number) =>
     Effect.orDie
   )
 
-it("the Node server carries the limits (defaults: request 30 s, headers 10 s, keep-alive 5 s, 1,000 connections)", () => {
+it("the Node server carries the limits (defaults: request 30 s, headers 10 s, keep-alive 65 s, 1,000 connections)", () => {
   const server = makeNodeServer(defaultHttpLimits)
-  expect([server.requestTimeout, server.headersTimeout, server.keepAliveTimeout, server.maxConnections]).toEqual([30_000, 10_000, 5_000, 1_000])
+  expect([server.requestTimeout, server.headersTimeout, server.keepAliveTimeout, server.maxConnections]).toEqual([30_000, 10_000, 65_000, 1_000])
   server.close()
 })
 
