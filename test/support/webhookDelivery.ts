@@ -15,7 +15,7 @@ export interface Delivery {
 
 /**
  * One POST on a connection of its own (`Connection: close`). fetch kept connections alive and reused one serve had
- * just closed as idle (its keep-alive timeout, 5 s then): at load ~12 the client's own idle timer came late, and a delivery
+ * just closed as idle (its keep-alive timeout, then 5 s): at load ~12 the client's own idle timer came late, and a delivery
  * failed with "other side closed" before serve saw it (a clean-clone CI's eventsDuringBackfill.test).
  */
 const postOnce = (url: string, headers: Record<string, string>, body: string) =>
@@ -44,11 +44,13 @@ export const webhookAccountIdOf = (accountId: string) => Buffer.from(/(\d+)$/.ex
 
 /**
  * Until serve's /healthz answers 200: at most 90 s (serve's start took over 30 s in a clean-clone CI at load ~12).
- * Given serve's process, a serve that exited fails at once with its last output.
+ * Given serve's process, a serve that exited fails it at once, naming its exit code or signal.
  */
 export const waitForHealth = (base: string, serve?: ChildProcess) =>
   Effect.gen(function* () {
-    if (serve !== undefined && serve.exitCode !== null) return yield* Effect.die(new Error(`serve exited (${serve.exitCode}) before ${base}/healthz answered`))
+    if (serve !== undefined && (serve.exitCode !== null || serve.signalCode !== null)) {
+      return yield* Effect.die(new Error(`serve exited (${serve.exitCode ?? serve.signalCode}) before ${base}/healthz answered`))
+    }
     const answer = yield* Effect.tryPromise(() => fetch(`${base}/healthz`, { signal: AbortSignal.timeout(5_000) }))
     if (!answer.ok) return yield* Effect.fail(new Error(`${base}/healthz answered HTTP ${answer.status}`))
   }).pipe(
