@@ -59,7 +59,8 @@ export const testDatabaseUrlAs = (role: string, password: string): string => {
 
 export const freshSchemaName = () => `t_${Date.now().toString(36)}_${crypto.randomBytes(4).toString("hex")}`
 
-const dropSchema = (url: string, schema: string) =>
+/** Drops a test's schema, its job queue's beside it and its query role. */
+export const dropSchema = (url: string, schema: string) =>
   Effect.promise(async () => {
     const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 10_000 })
     await client.connect()

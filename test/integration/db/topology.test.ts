@@ -4,10 +4,12 @@ import { Effect, Layer, Option, Redacted } from "effect"
 import { DatabaseTopology, makeDatabaseLayer } from "../../../src/db/Database.js"
 import { startEmbeddedPostgres } from "../../../src/db/EmbeddedPostgres.js"
 import { PreparedStatements } from "../../../src/db/preparedStatements.js"
-import { freshSchemaName } from "../../support/database.js"
+import { dropSchema, freshSchemaName } from "../../support/database.js"
 
+// the schema the layer makes on a real Postgres is dropped with the test's scope
 const topologyOf = (url: Option.Option<string>, schema = freshSchemaName()) =>
   Effect.gen(function* () {
+    if (Option.isSome(url) && url.value === process.env.TEST_DATABASE_URL) yield* Effect.addFinalizer(() => dropSchema(url.value, schema))
     const context = yield* Layer.build(makeDatabaseLayer({ url: Option.map(url, Redacted.make), dataDir: "memory", schema }))
     return { singleSession: Effect.runSync(Effect.provide(DatabaseTopology, context)).singleSession, prepares: Effect.runSync(Effect.provide(PreparedStatements, context)).enabled }
   })
@@ -32,7 +34,9 @@ it.scoped.skipIf(process.env.TEST_DATABASE_URL === undefined)("a real Postgres h
 // compiled the whole-account page statements on every page, 1-3 s each once the tables had a few thousand rows
 it.scoped.skipIf(process.env.TEST_DATABASE_URL === undefined)("the program's sessions run without JIT compilation", () =>
   Effect.gen(function* () {
-    const context = yield* Layer.build(makeDatabaseLayer({ url: Option.some(Redacted.make(process.env.TEST_DATABASE_URL!)), dataDir: "memory", schema: freshSchemaName() }))
+    const schema = freshSchemaName()
+    yield* Effect.addFinalizer(() => dropSchema(process.env.TEST_DATABASE_URL!, schema))
+    const context = yield* Layer.build(makeDatabaseLayer({ url: Option.some(Redacted.make(process.env.TEST_DATABASE_URL!)), dataDir: "memory", schema }))
     const sql = Effect.runSync(Effect.provide(SqlClient.SqlClient, context))
     for (let i = 0; i < 3; i++) {
       const [row] = yield* sql<{ jit: string }>`SHOW jit`
