@@ -43,8 +43,8 @@ export interface GraphqlTransportShape {
 export class GraphqlTransport extends Context.Tag("account-sync/GraphqlTransport")<GraphqlTransport, GraphqlTransportShape>() {}
 
 /**
- * Transient failures: 9 attempts at most, exponential from 200 ms up to 2 s, jittered (~11 s in all). With 15% of
- * answers failed (the resilience test), six attempts all failed about once in 90,000 requests: a pass failed for nothing.
+ * Transient failures: 9 attempts at most, exponential from 200 ms up to 2 s, jittered. Enough that a service failing
+ * one answer in seven (the resilience test) does not fail a pass by chance.
  */
 export const transientRetry = Schedule.exponential("200 millis").pipe(
   Schedule.union(Schedule.spaced("2 seconds")),

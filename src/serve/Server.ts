@@ -1,8 +1,8 @@
 import { type HttpRouter, HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
-import { Duration, Effect, Layer } from "effect"
+import { ConfigProvider, Duration, Effect, Layer } from "effect"
 import { type IncomingMessage, Server, type ServerOptions, type ServerResponse } from "node:http"
-import type { HttpLimits } from "../config.js"
+import { type HttpLimits, HttpLimitsConfig } from "../config.js"
 import { authRouter, probesRouter, publicRouter, withCallbackAt } from "./AuthRoutes.js"
 import { type RequestClaim, webhookFastPath } from "./webhookFastPath.js"
 
@@ -13,13 +13,8 @@ export interface ListenOptions {
   readonly limits?: HttpLimits
 }
 
-/** HTTP_REQUEST_TIMEOUT, HTTP_HEADERS_TIMEOUT, HTTP_KEEP_ALIVE_TIMEOUT, HTTP_MAX_CONNECTIONS unset. */
-export const defaultHttpLimits: HttpLimits = {
-  requestTimeout: Duration.seconds(30),
-  headersTimeout: Duration.seconds(10),
-  keepAliveTimeout: Duration.seconds(65),
-  maxConnections: 1_000
-}
+/** HttpLimitsConfig's defaults: HTTP_REQUEST_TIMEOUT, HTTP_HEADERS_TIMEOUT, HTTP_KEEP_ALIVE_TIMEOUT, HTTP_MAX_CONNECTIONS unset. */
+export const defaultHttpLimits: HttpLimits = Effect.runSync(Effect.withConfigProvider(HttpLimitsConfig, ConfigProvider.fromMap(new Map())))
 
 /** A Node server whose requests `claim` may take before its 'request' listeners (the platform's router) see them. */
 class ClaimingServer extends Server {

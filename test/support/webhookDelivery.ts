@@ -14,9 +14,8 @@ export interface Delivery {
 }
 
 /**
- * One POST on a connection of its own (`Connection: close`). fetch kept connections alive and reused one serve had
- * just closed as idle (its keep-alive timeout, then 5 s): at load ~12 the client's own idle timer came late, and a delivery
- * failed with "other side closed" before serve saw it (a clean-clone CI's eventsDuringBackfill.test).
+ * One POST on a connection of its own (`Connection: close`): a kept-alive connection that serve closes as idle just as
+ * a delivery is sent on it loses the delivery ("other side closed") before serve sees it.
  */
 const postOnce = (url: string, headers: Record<string, string>, body: string) =>
   new Promise<{ readonly status: number; readonly body: string }>((resolve, reject) => {
@@ -43,7 +42,7 @@ export const deliverWebhook = (base: string, env: Env, event: Delivery) =>
 export const webhookAccountIdOf = (accountId: string) => Buffer.from(/(\d+)$/.exec(Buffer.from(accountId, "base64").toString())![1]!).toString("base64")
 
 /**
- * Until serve's /healthz answers 200: at most 90 s (serve's start took over 30 s in a clean-clone CI at load ~12).
+ * Until serve's /healthz answers 200: at most 90 s (a loaded machine's start of serve).
  * Given serve's process, a serve that exited fails it at once, naming its exit code or signal.
  */
 export const waitForHealth = (base: string, serve?: ChildProcess) =>

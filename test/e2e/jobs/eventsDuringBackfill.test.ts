@@ -69,8 +69,8 @@ layer(syncHarness({ accounts: 1, jobs, limits: { maxPoints: 10_000, restoreRate:
         for (const e of applied) latencies.push(e.applied_at.getTime() - sentAt.get(e.item_id)!)
       }
       yield* Effect.sync(() => console.info(`events during a backfill: event to warehouse ${latencies.map((ms) => (ms / 1000).toFixed(2)).join(", ")} s`))
-      // 0.7-1.5 s each on a loaded machine; one event took 7.9 s in a full local run at load 15. Within 5 s all but one
-      // (the goal's p99 is the bench's freshness.duringBackfillP99Seconds), and each far inside the slice's 5 minutes
+      // within 5 s all but one (a loaded machine may hold one back; the p99 goal is the bench's
+      // freshness.duringBackfillP99Seconds), and each far inside the slice's 5 minutes
       const sorted = [...latencies].sort((a, b) => a - b)
       expect(sorted[sorted.length - 2]).toBeLessThan(5000)
       expect(sorted[sorted.length - 1]).toBeLessThan(30_000)

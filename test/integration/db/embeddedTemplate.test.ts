@@ -56,7 +56,6 @@ it.scoped("a new embedded database starts from the kept copy of an empty one, ho
     expect(marker.rows).toEqual([{ n: 0 }])
     expect(fs.statSync(template).size).toBeGreaterThan(1_000_000)
   }),
-  // three embedded databases made and two initdb runs, all CPU: 10 s alone, 61.5 s in a full suite on 2 cores, 95.7 s
-  // in one on a single core
+  // three embedded databases made and two initdb runs, all CPU: several times its time alone in a full suite
   300_000
 )
