@@ -1,20 +1,18 @@
-import { Chunk, Context, Effect, Layer, Option, ParseResult, Schema, Stream } from "effect"
+import { Chunk, Context, Effect, Layer, Option, Stream } from "effect"
 import { CostBudget } from "../../api/CostBudget.js"
 import type { ServiceError } from "../../api/errors.js"
 import { type AccountCredentials, ServiceClient } from "../../api/ServiceClient.js"
 import { Walk } from "./Continuation.js"
 import { RecentIds } from "./RecentIds.js"
-import { ConnectionShapeInvalid, type NodeSchemaMismatch, type PagingStuck } from "../errors.js"
+import type { ConnectionShapeInvalid, NodeSchemaMismatch, PagingStuck } from "../errors.js"
 import { mergeVariables, type Page, type Variables } from "../model.js"
-import { at } from "./pageNodes.js"
+import { listCount } from "./listCount.js"
 import { type PagedList, pageFetcher } from "./fetchPage.js"
 import { type ListPaging, nextPage } from "./nextPage.js"
 import { makePageAhead } from "./pageAhead.js"
 import { largestPage } from "./pageSizing.js"
 import { pagingStopRequested } from "./pagingStop.js"
 import type { AnyStream } from "../streams/Stream.js"
-
-const CountSchema = Schema.Struct({ totalCount: Schema.Number })
 
 export type PagerError = ServiceError | ConnectionShapeInvalid | NodeSchemaMismatch | PagingStuck
 
@@ -104,6 +102,7 @@ export const PagerLive = Layer.effect(
         list,
         fetch: pageFetcher(list),
         ahead: makePageAhead(),
+        counts: new Map(),
         largest: largestPage(stream.maxPageSize, request.atMost),
         atMost: request.atMost,
         partitions: partitions.length,
@@ -128,20 +127,10 @@ export const PagerLive = Layer.effect(
 
     const count = <E>(credentials: AccountCredentials<E>, stream: AnyStream, variables: Variables) =>
       Effect.reduce(stream.partitions, { total: 0, costPoints: 0 }, (sum, partition) =>
-        Effect.gen(function* () {
-          const { sort: _, ...rest } = mergeVariables(variables, partition) as Record<string, unknown>
-          const result = yield* client.execute(credentials, stream.countDocument, rest)
-          const decoded = Schema.decodeUnknownEither(CountSchema)(at(result.data, stream.connectionPath))
-          if (decoded._tag === "Left") {
-            return yield* new ConnectionShapeInvalid({
-              accountId: credentials.accountId,
-              stream: stream.name,
-              position: null,
-              detail: `totalCount: ${ParseResult.TreeFormatter.formatErrorSync(decoded.left)}`
-            })
-          }
-          return { total: sum.total + decoded.right.totalCount, costPoints: sum.costPoints + (result.cost?.actualQueryCost ?? 0) }
-        })
+        Effect.map(listCount(client, credentials, stream, mergeVariables(variables, partition)), (one) => ({
+          total: sum.total + one.total,
+          costPoints: sum.costPoints + one.costPoints
+        }))
       )
 
     return Pager.of({ pages, count })

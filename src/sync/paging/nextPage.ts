@@ -11,6 +11,7 @@ import { documentOf, type Fetched, type PagedList, pageFetcher, ParentMoved } fr
 import { landedPage } from "./landedPage.js"
 import type { PageAhead } from "./pageAhead.js"
 import { pageVariables } from "./pageVariables.js"
+import { sizedToRest } from "./sizedToRest.js"
 import { answered, askAgain, type Asking, firstAsk, nextAsk, pointsBound } from "./reask.js"
 
 type Fetch<E> = ReturnType<typeof pageFetcher<E>>
@@ -25,6 +26,8 @@ export interface ListPaging<E> {
   readonly largest: number
   readonly atMost: number | undefined
   readonly partitions: number
+  /** Each partition's count of rows, once asked (see sizedToRest). */
+  readonly counts: Map<number, number>
   /** The service ignores `offset` for this account's stream: told to the Pager, which pages after cursors from then on. */
   readonly ignoresOffset: () => void
 }
@@ -75,11 +78,12 @@ export const nextPage = <E>(l: ListPaging<E>, partition: number, walk: Walk, las
     const document = documentOf(stream, listing, walk.pagingBy)
     const variablesFor = (first: number, inner: ReadonlyMap<ChildDefinition, number>) => pageVariables(l.list.variablesOf(partition), atOffset(0), first, inner)
     const children = listing ? [] : stream.children
-    const { first, inner } = yield* pageSize(budget, credentials.accountId, document, children, l.largest, variablesFor)
+    const full = yield* pageSize(budget, credentials.accountId, document, children, l.largest, variablesFor)
+    const { first, inner, countPoints } = yield* sizedToRest(l, partition, walk.place(full.first), document, full)
     const bound = pointsBound(staticQueryCost(document, variablesFor(first, inner)))
     const firstPlace = walk.place(first)
     const pending = yield* l.ahead.take({ place: firstPlace, first, inner })
-    for (let asking = firstAsk(firstPlace); ; ) {
+    for (let asking = firstAsk(firstPlace, countPoints); ; ) {
       const next = nextAsk(asking, bound)
       if (next._tag === "Stuck") return yield* stuck(l, firstPlace, next.detail)
       const { place } = asking

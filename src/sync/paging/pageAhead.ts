@@ -12,6 +12,8 @@ export interface PageAhead<A, E> {
   /** Fetch `fetch`, asked as `asked`, ahead (the slot was emptied by `take`). */
   readonly start: <R>(asked: Asked, fetch: Effect.Effect<A, E, R>) => Effect.Effect<void, never, R>
   readonly drop: Effect.Effect<void>
+  /** Whether a page is held ahead now. */
+  readonly holds: () => boolean
 }
 
 export const makePageAhead = <A, E>(): PageAhead<A, E> => {
@@ -33,6 +35,7 @@ export const makePageAhead = <A, E>(): PageAhead<A, E> => {
       Effect.map(Effect.fork(fetch), (fiber) => {
         slot.held = { asked, fiber }
       }),
-    drop
+    drop,
+    holds: () => slot.held !== undefined
   }
 }

@@ -12,7 +12,7 @@ export interface Asking {
   readonly place: Place
   /** Asks made before this one. */
   readonly asks: number
-  /** Points spent on answers thrown away. */
+  /** Points spent on answers thrown away, and on counting the list to size the page (sizedToRest). */
   readonly wasted: number
   /** Why the last answer was thrown away. */
   readonly why: string
@@ -20,7 +20,7 @@ export interface Asking {
   readonly answers: ReadonlySet<string>
 }
 
-export const firstAsk = (place: Place): Asking => ({ firstPlace: place, place, asks: 0, wasted: 0, why: "", answers: new Set() })
+export const firstAsk = (place: Place, countPoints = 0): Asking => ({ firstPlace: place, place, asks: 0, wasted: countPoints, why: "", answers: new Set() })
 
 /** The most points a page's asks may throw away: `reaskLimit` times what a full page of it is estimated to cost. */
 export const pointsBound = (fullPageCost: number): number => reaskLimit * fullPageCost

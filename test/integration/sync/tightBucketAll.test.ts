@@ -1,7 +1,8 @@
 import { expect, layer } from "@effect/vitest"
-import { Chunk, Effect, Fiber, TestClock, TestContext, TestServices } from "effect"
+import { Effect } from "effect"
 import { SyncRunner } from "../../../src/run/SyncRunner.js"
 import { allStreams } from "../../../src/sync/streams/index.js"
+import { onBucketClock } from "../../support/bucketClock.js"
 import { connectAccount } from "../../support/connector.js"
 import { TestEmulator } from "../../support/emulator.js"
 import { expectAccountExact } from "../../support/streamExactness.js"
@@ -9,8 +10,7 @@ import { syncHarness } from "../../support/syncHarness.js"
 
 // A whole-account backfill (every stream, links, line items, custom fields) against a tight bucket: 2,000 points
 // restoring at 100 a second. It spends ~20,000 points, so it waits ~3 minutes for the bucket: the connector runs on
-// TestClock and a driver moves its clock and the emulator's together to each wait's end (the emulator's also moves
-// with real time, by the milliseconds between an answer and the next query: never enough to hide a throttle).
+// TestClock, moved with the emulator's to each wait's end (onBucketClock).
 const limits = { maxPoints: 2_000, restoreRate: 100 }
 const wholeAccount = {
   SYNC_STREAMS: "",
@@ -34,26 +34,7 @@ layer(syncHarness({ jobs: 40, sizes: { users: 6, products: 20 }, limits }, { env
           const accountId = accounts[0]!.accountId
           yield* connectAccount(accountId)
           yield* admin.resetStats()
-          const { reports, movedMs } = yield* Effect.gen(function* () {
-            yield* TestClock.setTime((yield* admin.clock()).nowMs)
-            let movedMs = 0
-            // each time the connector sleeps (a wait for the bucket), both clocks move to its end
-            const driver = yield* Effect.forever(
-              Effect.gen(function* () {
-                yield* TestServices.provideLive(Effect.sleep("2 millis"))
-                const now = yield* TestClock.currentTimeMillis
-                const waits = Chunk.toReadonlyArray(yield* TestClock.sleeps()).filter((at) => at > now && at - now <= longestWaitMs)
-                if (waits.length === 0) return
-                const step = Math.min(...waits) - now
-                yield* admin.advanceClock({ seconds: step / 1000 })
-                yield* TestClock.adjust(step)
-                movedMs += step
-              })
-            ).pipe(Effect.fork)
-            const reports = yield* (yield* SyncRunner).run({ mode: "backfill" })
-            yield* Fiber.interrupt(driver)
-            return { reports, movedMs }
-          }).pipe(Effect.provide(TestContext.TestContext))
+          const { result: reports, movedMs } = yield* onBucketClock(longestWaitMs, Effect.flatMap(SyncRunner, (runner) => runner.run({ mode: "backfill" })))
 
           expect(reports.map((r) => r.outcome)).toEqual(["synced"])
           const streams = reports[0]!.streams
