@@ -76,6 +76,9 @@ const workersRuns = (emulator: EmulatorProcess, o: ScaleOptions) =>
         yield* Effect.orDie(sql`TRUNCATE jobs, sync_checkpoints, sync_runs, sync_pass_seen`)
         // and the last run's jobs (none exists before the first run's workers set the queue up)
         yield* Effect.orDie(sql.unsafe(`DO $$ BEGIN IF to_regclass('${env.DB_SCHEMA}_queue.job') IS NOT NULL THEN DELETE FROM ${env.DB_SCHEMA}_queue.job; END IF; END $$`))
+        // every run starts from full buckets, as its ceiling counts them: the run before left them spent (its last
+        // pages cut to the rows left spend what they wait for)
+        yield* Effect.orDie(emulator.admin.advanceClock({ seconds: o.maxPoints / o.restoreRate + 1 }))
         yield* say(`${processes} worker(s) x ${o.concurrencyPerWorker} over ${o.accounts} accounts of ${o.jobsPerAccount} jobs, bucket ${o.maxPoints} points at ${o.restoreRate}/s`)
         const emulatorBefore = procSample(emulator.pid).cpuSeconds
         const samples = yield* Effect.scoped(
