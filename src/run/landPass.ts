@@ -8,7 +8,7 @@ import { batchLanded, pagingStopRequested } from "../sync/paging/pagingStop.js"
 import type { Checkpoints } from "../sync/pass/Checkpoints.js"
 import type { Dependents } from "../sync/pass/Dependents.js"
 import type { PassEnd } from "../sync/pass/PassEnd.js"
-import { advance, type BatchStep, type PassState, passStarts } from "../sync/pass/PassState.js"
+import { advance, type BatchStep, type PassRules, type PassState, passStarts } from "../sync/pass/PassState.js"
 import type { Progress } from "./Progress.js"
 import { type RunContext, snapshot } from "./RunContext.js"
 import type { RunCounts, Runs } from "./Runs.js"
@@ -37,6 +37,10 @@ export interface LandPassServices {
   readonly progress: Progress["Type"]
   readonly singleSession: boolean
 }
+
+/** Each landed row's updatedAt as the pass read it (none where the stream has no updatedAt). */
+const asRead = (pages: ReadonlyArray<Page>, updatedAt: PassRules["updatedAt"]): ReadonlyMap<string, string> | undefined =>
+  updatedAt === undefined ? undefined : new Map(pages.flatMap((page) => page.nodes.map((n) => [n.node.id, updatedAt(n.node)] as const)))
 
 /** The pass of a run (`landPass`), its batches landed with their checkpoints. */
 export const makeLandPass = ({ checkpoints, warehouse, runs, pager, passEnd, dependents, progress, singleSession }: LandPassServices) => {
@@ -99,7 +103,7 @@ export const makeLandPass = ({ checkpoints, warehouse, runs, pager, passEnd, dep
     Effect.gen(function* () {
       const step = advance(pass, batch, p.rules)
       if (step.changed.length > 0 && p.rules.since !== undefined) {
-        const reads = yield* dependents.read(p.request.credentials, p.request.stream, step.changed, p.rules.since)
+        const reads = yield* dependents.read(p.request.credentials, p.request.stream, step.changed, p.rules.since, asRead(step.landing, p.rules.updatedAt))
         yield* dependents.land(p.accountId, reads, new Date(yield* Clock.currentTimeMillis))
         // Dependents.land asks for a full pass of a stream whose rows it could not read again
         if (reads.some((r) => r.unreachable.length > 0)) yield* Ref.set(p.askedFullPass, true)

@@ -87,6 +87,18 @@ export class Warehouse extends Context.Tag("account-sync/Warehouse")<
       column: string,
       ids: ReadonlyArray<string>
     ) => Effect.Effect<ReadonlyArray<string>, SqlError.SqlError>
+    /**
+     * As idsLinkedTo, for records of `parent` as a pass just read them (id to updatedAt): only those the warehouse does
+     * not hold as read, live with the same or a newer updatedAt. One it holds so was landed before, and the rows
+     * linked to it were read again then (an incremental pass reads again the rows its overlap already landed).
+     */
+    readonly idsLinkedToChanged: (
+      accountId: string,
+      stream: AnyStream,
+      column: string,
+      parent: AnyStream,
+      asRead: ReadonlyMap<string, string | null>
+    ) => Effect.Effect<ReadonlyArray<string>, SqlError.SqlError>
   }
 >() {}
 
@@ -184,6 +196,31 @@ export const WarehouseLive = Layer.effect(
       return Effect.map(rowsOrDie(linkedRows({ accountId, table: stream.table, column, ids })), (rows) => rows.map((r) => r.id)).pipe(retryOnConnectionLoss)
     }
 
-    return Warehouse.of({ land, sweep, markDeleted, storedColumn, idsLinkedTo })
+    const linkedRowsOfChanged = SqlSchema.findAll({
+      Request: Schema.Struct({
+        accountId: Schema.String,
+        table: Schema.String,
+        column: Schema.String,
+        parentTable: Schema.String,
+        ids: Schema.Array(Schema.String),
+        updatedAt: Schema.Array(Schema.NullOr(Schema.String))
+      }),
+      Result: IdRow,
+      execute: ({ accountId, table, column, parentTable, ids, updatedAt }) => sql`
+        SELECT d.id FROM ${sql(table)} d
+        JOIN unnest(${ids}::text[], ${updatedAt}::timestamptz[]) AS c(id, at) ON d.${sql(column)} = c.id
+        LEFT JOIN ${sql(parentTable)} p ON p.account_id = d.account_id AND p.id = c.id AND p.deleted_at IS NULL AND p.updated_at >= c.at
+        WHERE d.account_id = ${accountId} AND d.deleted_at IS NULL AND p.id IS NULL
+        ORDER BY d.id`
+    })
+    const idsLinkedToChanged = (accountId: string, stream: AnyStream, column: string, parent: AnyStream, asRead: ReadonlyMap<string, string | null>) => {
+      if (!stream.columns.some((c) => c.column === column && c.link !== undefined)) return Effect.dieMessage(`stream ${stream.name} has no link column ${column}`)
+      if (!parent.columns.some((c) => c.column === "updated_at" && c.selected)) return idsLinkedTo(accountId, stream, column, [...asRead.keys()])
+      if (asRead.size === 0) return Effect.succeed([])
+      const request = { accountId, table: stream.table, column, parentTable: parent.table, ids: [...asRead.keys()], updatedAt: [...asRead.values()] }
+      return Effect.map(rowsOrDie(linkedRowsOfChanged(request)), (rows) => rows.map((r) => r.id)).pipe(retryOnConnectionLoss)
+    }
+
+    return Warehouse.of({ land, sweep, markDeleted, storedColumn, idsLinkedTo, idsLinkedToChanged })
   })
 )

@@ -67,12 +67,15 @@ export class Dependents extends Context.Tag("account-sync/Dependents")<
     /**
      * The stored rows of every stream depending on `changed` that link to `ids` (changed or destroyed records), read
      * again; nothing landed yet. `occurredAt`: when the records changed (what a refetch by update time starts from).
+     * `asRead` (a pass's reads: id to updatedAt): of those records, only the ones the warehouse does not hold as read
+     * are followed (see Warehouse.idsLinkedToChanged); a change event's are followed whatever their updatedAt.
      */
     readonly read: <E>(
       credentials: AccountCredentials<E>,
       changed: AnyStream,
       ids: ReadonlyArray<string>,
-      occurredAt: Date
+      occurredAt: Date,
+      asRead?: ReadonlyMap<string, string>
     ) => Effect.Effect<ReadonlyArray<DependentRead>, PagerError | SqlError.SqlError | E>
     /**
      * The reads landed (in the caller's transaction, when it has one): rows and their children as read, those proven
@@ -94,12 +97,17 @@ export const DependentsLive = Layer.effect(
     const readerOf = refetchReader(yield* Pager, warehouse)
     const catalog = (yield* SyncSettings).streams.catalog
 
-    const read = <E>(credentials: AccountCredentials<E>, changed: AnyStream, ids: ReadonlyArray<string>, occurredAt: Date) =>
+    const read = <E>(credentials: AccountCredentials<E>, changed: AnyStream, ids: ReadonlyArray<string>, occurredAt: Date, asRead?: ReadonlyMap<string, string>) =>
       Effect.gen(function* () {
         const reads: Array<DependentRead> = []
         const changedIds = new Map<string, ReadonlyArray<string>>([[changed.name, ids]])
+        // an id read without an updatedAt is followed whatever the warehouse holds
+        const readAt = asRead === undefined ? undefined : new Map(ids.map((id) => [id, asRead.get(id) ?? null] as const))
         for (const step of dependencyPlan(changed, catalog)) {
-          const linked = yield* warehouse.idsLinkedTo(credentials.accountId, step.stream, step.column, changedIds.get(step.on) ?? [])
+          const linked =
+            step.on === changed.name && readAt !== undefined
+              ? yield* warehouse.idsLinkedToChanged(credentials.accountId, step.stream, step.column, changed, readAt)
+              : yield* warehouse.idsLinkedTo(credentials.accountId, step.stream, step.column, changedIds.get(step.on) ?? [])
           if (linked.length === 0) continue
           const refetched =
             step.stream.refetch === undefined
