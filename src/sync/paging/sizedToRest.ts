@@ -42,7 +42,8 @@ export const sizedToRest = <E>(l: RestOfList<E>, partition: number, place: Place
     let total = l.counts.get(partition)
     if (total === undefined || total <= place.offset) {
       const counted = yield* l.list.gated(listCount(client, credentials, stream, variables))
-      total = counted.total
+      // a fresh count that leaves no row where the list goes on does not count what its pages hold: not used again
+      total = counted.total > place.offset ? counted.total : Number.POSITIVE_INFINITY
       countPoints = counted.costPoints
       l.counts.set(partition, total)
     }

@@ -22,12 +22,20 @@ const longestWaitMs = (limits.maxPoints / limits.restoreRate) * 1000 + 1000
 
 type Asked = { readonly op: "page"; readonly offset: number; readonly first: number } | { readonly op: "count" }
 const asked: Array<Asked> = []
+/** A count the service answers below what its pages hold (a service that leaves out of `totalCount` what it withholds). */
+let countShortBy = 0
 const recording = serviceProxy({
   before: ({ operationName, variables }) =>
     Effect.sync(() => {
       if (operationName === "JobsPage") asked.push({ op: "page", offset: variables.offset as number, first: variables.first as number })
       if (operationName === "JobsCount") asked.push({ op: "count" })
-    })
+    }),
+  after: ({ operationName, answer }) => {
+    if (operationName !== "JobsCount" || countShortBy === 0) return answer
+    const body = JSON.parse(answer) as { data: { jobs: { totalCount: number } } }
+    body.data.jobs.totalCount -= countShortBy
+    return JSON.stringify(body)
+  }
 })
 
 layer(
@@ -61,6 +69,28 @@ layer(
       const beyondBucketMs = ((costPoints - limits.maxPoints) / limits.restoreRate) * 1000
       expect(throttleWaitMs).toBeGreaterThanOrEqual(beyondBucketMs * 0.9)
       expect(throttleWaitMs, "no wait for points the run does not spend").toBeLessThanOrEqual(beyondBucketMs + 3000)
+      expect(yield* expectStreamExact(jobScalarsStream, accountId)).toBe(jobs)
+    })
+  )
+
+  it.effect("a count that leaves no row where the list goes on is not used: pages keep their full size, the count is not asked again", () =>
+    Effect.gen(function* () {
+      const { accounts, admin } = yield* TestEmulator
+      const accountId = accounts[0]!.accountId
+      // from a full bucket, as the first test started
+      yield* admin.advanceClock({ seconds: limits.maxPoints / limits.restoreRate + 1 })
+      asked.length = 0
+      countShortBy = 30
+      const { result: reports } = yield* onBucketClock(
+        longestWaitMs,
+        Effect.flatMap(SyncRunner, (runner) => runner.run({ mode: "backfill", restart: true, accounts: [accountId] }))
+      ).pipe(Effect.ensuring(Effect.sync(() => (countShortBy = 0))))
+      expect(reports.map((r) => r.outcome)).toEqual(["synced"])
+      const pages = asked.filter((a) => a.op === "page")
+      const full = pages[0]!.first
+      expect(pages.map((p) => p.first), "every page asked at the full size").toEqual(pages.map(() => full))
+      const lastPageAt = asked.lastIndexOf(pages[pages.length - 1]!)
+      expect(asked.slice(0, lastPageAt + 1).filter((a) => a.op === "count"), "the count asked once").toHaveLength(1)
       expect(yield* expectStreamExact(jobScalarsStream, accountId)).toBe(jobs)
     })
   )
