@@ -190,8 +190,12 @@ export const WarehouseLive = Layer.effect(
       execute: ({ accountId, table, column, ids }) =>
         sql`SELECT id FROM ${sql(table)} WHERE account_id = ${accountId} AND ${sql(column)} IN ${sql.in(ids)} AND deleted_at IS NULL ORDER BY id`
     })
+    /** A dependency names a link column of its stream (a definition error otherwise, not the data's). */
+    const noLinkColumn = (stream: AnyStream, column: string) =>
+      stream.columns.some((c) => c.column === column && c.link !== undefined) ? undefined : Effect.dieMessage(`stream ${stream.name} has no link column ${column}`)
     const idsLinkedTo = (accountId: string, stream: AnyStream, column: string, ids: ReadonlyArray<string>) => {
-      if (!stream.columns.some((c) => c.column === column && c.link !== undefined)) return Effect.dieMessage(`stream ${stream.name} has no link column ${column}`)
+      const undefinedLink = noLinkColumn(stream, column)
+      if (undefinedLink !== undefined) return undefinedLink
       if (ids.length === 0) return Effect.succeed([])
       return Effect.map(rowsOrDie(linkedRows({ accountId, table: stream.table, column, ids })), (rows) => rows.map((r) => r.id)).pipe(retryOnConnectionLoss)
     }
@@ -214,7 +218,8 @@ export const WarehouseLive = Layer.effect(
         ORDER BY d.id`
     })
     const idsLinkedToChanged = (accountId: string, stream: AnyStream, column: string, parent: AnyStream, asRead: ReadonlyMap<string, string | null>) => {
-      if (!stream.columns.some((c) => c.column === column && c.link !== undefined)) return Effect.dieMessage(`stream ${stream.name} has no link column ${column}`)
+      const undefinedLink = noLinkColumn(stream, column)
+      if (undefinedLink !== undefined) return undefinedLink
       if (!parent.columns.some((c) => c.column === "updated_at" && c.selected)) return idsLinkedTo(accountId, stream, column, [...asRead.keys()])
       if (asRead.size === 0) return Effect.succeed([])
       const request = { accountId, table: stream.table, column, parentTable: parent.table, ids: [...asRead.keys()], updatedAt: [...asRead.values()] }
