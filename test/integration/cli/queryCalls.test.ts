@@ -82,15 +82,16 @@ layer(TestDatabaseLive)("query: the functions a statement reaches, and its time"
       expect(yield* queryWith(env)("SELECT current_setting('statement_timeout') AS statement, current_setting('idle_in_transaction_session_timeout') AS idle")).toEqual([
         { statement: "1min", idle: "1min" }
       ])
-      const short = queryWith({ ...env, QUERY_TIMEOUT: "300 millis" })
+      // 2 s: long enough that a loaded machine's session setup and a trivial read never reach it
+      const short = queryWith({ ...env, QUERY_TIMEOUT: "2 seconds" })
       expect(yield* short("SELECT current_setting('statement_timeout') AS statement, current_setting('idle_in_transaction_session_timeout') AS idle")).toEqual([
-        { statement: "300ms", idle: "300ms" }
+        { statement: "2s", idle: "2s" }
       ])
       // no pg_sleep (refused): a long read, as any statement that runs too long
       const timedOut = yield* Effect.flip(short("SELECT count(*) FROM generate_series(1, 10000000000) AS n"))
       expect(timedOut._tag).toBe("QueryTimedOut")
       expect(timedOut.message).toBe(
-        `query: the statement ran longer than QUERY_TIMEOUT (0.3 s), and Postgres cancelled it; set QUERY_TIMEOUT (e.g. QUERY_TIMEOUT="10 minutes") to give it longer`
+        `query: the statement ran longer than QUERY_TIMEOUT (2 s), and Postgres cancelled it; set QUERY_TIMEOUT (e.g. QUERY_TIMEOUT="10 minutes") to give it longer`
       )
     })
   )
