@@ -6,7 +6,7 @@ import type { EmulatorProcess } from "./emulatorProcess.js"
 import { quantile } from "./quantile.js"
 import { count, drained, overlappingRuns, procSample, queueOf, say, startWorker, waitFor, withAccounts } from "./scaleWorkers.js"
 import { healingRuns } from "./scaleHealing.js"
-import { type Bound, type BoundShares, decideBound, describeShares, permitSeconds, startBoundProbe, withMetricsPort } from "./scaleBound.js"
+import { type Bound, type BoundShares, decideBound, describeShares, permitSeconds, startBoundProbe, startSpread, type StartSpread, withMetricsPort } from "./scaleBound.js"
 import { idleCycleBench } from "./idleCycle.js"
 import { type ScaleOptions, type ScalePart, scaleParts } from "./scaleOptions.js"
 
@@ -28,6 +28,8 @@ export interface WorkersRun {
   readonly seconds: number
   readonly floorSeconds: number
   readonly pointsPerRow: number
+  /** When the accounts were first claimed, after the first: while one waits, its full bucket restores nothing. */
+  readonly startSpread?: StartSpread
 }
 
 /** A scale result with every part's figures (a run of all its parts). */
@@ -113,6 +115,7 @@ const workersRuns = (emulator: EmulatorProcess, o: ScaleOptions) =>
           processes
         })
         const bound = decideBound(ratioToCeiling, shares)
+        const spread = yield* startSpread(`${env.DB_SCHEMA}_queue`)
         const run: WorkersRun = {
           processes,
           rowsPerSecond,
@@ -126,11 +129,12 @@ const workersRuns = (emulator: EmulatorProcess, o: ScaleOptions) =>
           loadAverage,
           seconds: totals.seconds,
           floorSeconds,
-          pointsPerRow
+          pointsPerRow,
+          startSpread: spread
         }
         runs.push(run)
         yield* say(
-          `${processes} worker(s): ${Math.round(rowsPerSecond)} rows/s in ${totals.seconds.toFixed(1)} s, ratio ${ratioToCeiling.toFixed(3)} (${bound}), CPU ${cpuSecondsPerWorker.toFixed(1)} s and peak RSS ${peakRssMbPerWorker.toFixed(0)} MB per worker; load ${loadAverage.toFixed(1)}; ${describeShares(shares)}`
+          `${processes} worker(s): ${Math.round(rowsPerSecond)} rows/s in ${totals.seconds.toFixed(1)} s, ratio ${ratioToCeiling.toFixed(3)} (${bound}), CPU ${cpuSecondsPerWorker.toFixed(1)} s and peak RSS ${peakRssMbPerWorker.toFixed(0)} MB per worker; load ${loadAverage.toFixed(1)}; ${describeShares(shares)}; accounts claimed within ${spread.p50.toFixed(1)} / ${spread.p90.toFixed(1)} / ${spread.max.toFixed(1)} s (half / 90% / all)`
         )
       }
 

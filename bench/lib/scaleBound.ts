@@ -140,6 +140,26 @@ export const startBoundProbe = (applicationName: string, pids: ReadonlyArray<num
     return { finish }
   })
 
+/** When the run's accounts were claimed, in seconds after the first claim: the claim ramp (half, 90% and all started). */
+export interface StartSpread {
+  readonly p50: number
+  readonly p90: number
+  readonly max: number
+}
+
+export const startSpread = (queueSchema: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Effect.map(
+      Effect.orDie(sql<StartSpread>`
+        WITH first AS (SELECT min(started_on) AS at FROM ${sql(queueSchema)}.job
+            WHERE name = 'account-work' AND data->>'kind' = 'sync' AND started_on IS NOT NULL GROUP BY data->>'accountId'),
+          s AS (SELECT extract(epoch FROM at - min(at) OVER ())::float8 AS after FROM first)
+        SELECT coalesce(percentile_cont(0.5) WITHIN GROUP (ORDER BY after), 0)::float8 AS p50,
+          coalesce(percentile_cont(0.9) WITHIN GROUP (ORDER BY after), 0)::float8 AS p90, coalesce(max(after), 0)::float8 AS max FROM s`),
+      (r) => r[0] ?? { p50: 0, p90: 0, max: 0 }
+    )
+  )
+
 export const describeShares = (s: BoundShares) =>
   `CPU: workers ${s.workersCpu.toFixed(2)}, machine ${s.machineCpu.toFixed(2)}, emulator ${s.emulatorCpu.toFixed(2)}; ` +
   `permits full ${s.permitsFull.toFixed(2)}; accounts' time: bucket ${s.bucketWait.toFixed(2)}, permit ${s.permitWait.toFixed(2)}, queue ${s.queueWait.toFixed(2)}, Postgres ${s.postgres.toFixed(2)}`

@@ -57,7 +57,15 @@ layer(syncHarness({ accounts: 8, jobs: jobsPerAccount, limits: { maxPoints: 100_
         WHERE started_at > ${at}::timestamptz AND account_id IN ${sql.in(killedAccounts)} GROUP BY account_id`
       yield* waitUntil("the killed worker's 4 accounts running again", 60, Effect.map(Effect.orDie(again), (rows) => rows.length === 4))
       const resumedAfter = yield* Effect.orDie(again)
-      for (const r of resumedAfter) expect(r.seconds, `account ${r.account_id} ran again ${r.seconds} s after the kill`).toBeLessThanOrEqual(30)
+      // what the queue did with a late account's jobs, said with the failure (a rare case: seen once at 34 s)
+      const jobsOf = (accountId: string) =>
+        sql<Record<string, unknown>>`
+          SELECT state, retry_count, priority, created_on, start_after, started_on, completed_on, output FROM ${sql(`${settings.DB_SCHEMA}_queue`)}.job
+          WHERE data->>'accountId' = ${accountId} ORDER BY created_on`.pipe(Effect.map((rows) => JSON.stringify(rows)), Effect.orElseSucceed(() => "(unread)"))
+      for (const r of resumedAfter) {
+        const why = r.seconds > 30 ? ` (its jobs: ${yield* jobsOf(r.account_id)})` : ""
+        expect(r.seconds, `account ${r.account_id} ran again ${r.seconds} s after the kill${why}`).toBeLessThanOrEqual(30)
+      }
       yield* Effect.sync(() => console.info(`failover under a full cap: ${resumedAfter.map((r) => r.seconds.toFixed(1)).join(", ")} s after the kill`))
       // the failover measured: the rest of the backfills need not answer late to end exact
       yield* admin.setFaults({})

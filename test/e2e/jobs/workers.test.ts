@@ -117,10 +117,11 @@ layer(syncHarness({ accounts: 2, jobs: 3000, limits: { maxPoints: 10_000, restor
   )
 })
 
-// the first worker's slices of 4 s, every answer 500 ms late: a SIGTERM sent a moment after its first pages lands inside
-// a slice, not in the gap before the follow-up job is claimed (with 1 s slices, at load 10, it did)
+// the first worker's slices of 60 s, every answer 500 ms late: a SIGTERM sent a moment after its first pages lands inside
+// a slice, not in the gap before the follow-up job is claimed (with 1 s slices at load 10, and 4 s slices in a loaded
+// CI run whose first 300 rows took 3.1 s, it did)
 // a heartbeat of 60 s: a worker taking the account within 30 s was handed it, not given it by a lapsed heartbeat
-layer(syncHarness({ accounts: 1, jobs: 3000, limits: { maxPoints: 10_000, restoreRate: 10_000 } }, { env: { ...queueTestEnv, QUEUE_SLICE: "4 seconds", QUEUE_HEARTBEAT_SECONDS: "60" } }), {
+layer(syncHarness({ accounts: 1, jobs: 3000, limits: { maxPoints: 10_000, restoreRate: 10_000 } }, { env: { ...queueTestEnv, QUEUE_SLICE: "60 seconds", QUEUE_HEARTBEAT_SECONDS: "60" } }), {
   timeout: 300_000,
   excludeTestServices: true
 })("slices", (it) => {

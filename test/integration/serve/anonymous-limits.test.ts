@@ -99,8 +99,11 @@ layer(Stack, { excludeTestServices: true })("serve: bounded anonymous work", (it
       expect(yield* sql`SELECT 1 FROM oauth_pending`).toHaveLength(2)
       expect((yield* get(`${base}/oauth/start`)).status).toBe(429)
 
-      // the address's budget is spent: start and callback are refused before any work (no row, no token request)
-      const limited = yield* get(`${base}/oauth/start`)
+      // the address's budget spent (it refills one request every 10 s of real time, so a slow first test leaves one
+      // more: the exact count is addressBuckets.test's, on the TestClock): start and callback are refused before any
+      // work (no row, no token request)
+      let limited = yield* get(`${base}/oauth/start`)
+      for (let more = 0; more < 3 && limited.body.includes("Too many connections were started"); more++) limited = yield* get(`${base}/oauth/start`)
       expect(limited.status).toBe(429)
       expect(limited.body).toContain("Too many connection attempts from your address")
       expect(Number(limited.retryAfter)).toBeGreaterThanOrEqual(1)
