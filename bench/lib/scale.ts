@@ -6,7 +6,7 @@ import type { EmulatorProcess } from "./emulatorProcess.js"
 import { quantile } from "./quantile.js"
 import { count, drained, overlappingRuns, procSample, queueOf, say, startWorker, waitFor, withAccounts } from "./scaleWorkers.js"
 import { healingRuns } from "./scaleHealing.js"
-import { type Bound, type BoundShares, decideBound, describeShares, permitSeconds, startBoundProbe, startSpread, type StartSpread, withMetricsPort } from "./scaleBound.js"
+import { type Bound, type BoundShares, decideBound, describeShares, describeStartSpread, permitSeconds, startBoundProbe, startSpread, type StartSpread, withMetricsPort } from "./scaleBound.js"
 import { idleCycleBench } from "./idleCycle.js"
 import { type ScaleOptions, type ScalePart, scaleParts } from "./scaleOptions.js"
 
@@ -28,7 +28,7 @@ export interface WorkersRun {
   readonly seconds: number
   readonly floorSeconds: number
   readonly pointsPerRow: number
-  /** When the accounts were first claimed, after the first: while one waits, its full bucket restores nothing. */
+  /** When the accounts started (claimed, first run begun) and how long each took: see StartSpread. */
   readonly startSpread?: StartSpread
 }
 
@@ -134,7 +134,7 @@ const workersRuns = (emulator: EmulatorProcess, o: ScaleOptions) =>
         }
         runs.push(run)
         yield* say(
-          `${processes} worker(s): ${Math.round(rowsPerSecond)} rows/s in ${totals.seconds.toFixed(1)} s, ratio ${ratioToCeiling.toFixed(3)} (${bound}), CPU ${cpuSecondsPerWorker.toFixed(1)} s and peak RSS ${peakRssMbPerWorker.toFixed(0)} MB per worker; load ${loadAverage.toFixed(1)}; ${describeShares(shares)}; accounts claimed within ${spread.p50.toFixed(1)} / ${spread.p90.toFixed(1)} / ${spread.max.toFixed(1)} s (half / 90% / all)`
+          `${processes} worker(s): ${Math.round(rowsPerSecond)} rows/s in ${totals.seconds.toFixed(1)} s, ratio ${ratioToCeiling.toFixed(3)} (${bound}), CPU ${cpuSecondsPerWorker.toFixed(1)} s and peak RSS ${peakRssMbPerWorker.toFixed(0)} MB per worker; load ${loadAverage.toFixed(1)}; ${describeShares(shares)}; ${describeStartSpread(spread)}`
         )
       }
 

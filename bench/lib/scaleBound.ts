@@ -140,25 +140,50 @@ export const startBoundProbe = (applicationName: string, pids: ReadonlyArray<num
     return { finish }
   })
 
-/** When the run's accounts were claimed, in seconds after the first claim: the claim ramp (half, 90% and all started). */
-export interface StartSpread {
+/** Half, 90% and all of a run's accounts, in seconds. */
+export interface Spread {
   readonly p50: number
   readonly p90: number
   readonly max: number
 }
 
+/**
+ * When a run's accounts started, after the first: claimed (pg-boss's started_on of the account's first job) and their
+ * first stream's run begun (sync_runs), and how long each account took from that beginning to its last stream's end.
+ * An account not begun yet has a full bucket that restores nothing: the run's ceiling counts every account from the
+ * run's start.
+ */
+export interface StartSpread {
+  readonly claimed: Spread
+  readonly began: Spread
+  readonly accountSeconds: Spread
+}
+
+const spreadOf = (column: string) =>
+  `json_build_object('p50', percentile_cont(0.5) WITHIN GROUP (ORDER BY ${column}), 'p90', percentile_cont(0.9) WITHIN GROUP (ORDER BY ${column}), 'max', max(${column}))`
+
 export const startSpread = (queueSchema: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
     Effect.map(
-      Effect.orDie(sql<StartSpread>`
-        WITH first AS (SELECT min(started_on) AS at FROM ${sql(queueSchema)}.job
+      Effect.orDie(sql<{ claimed: Spread | null; began: Spread | null; account_seconds: Spread | null }>`
+        WITH claims AS (SELECT min(started_on) AS at FROM ${sql(queueSchema)}.job
             WHERE name = 'account-work' AND data->>'kind' = 'sync' AND started_on IS NOT NULL GROUP BY data->>'accountId'),
-          s AS (SELECT extract(epoch FROM at - min(at) OVER ())::float8 AS after FROM first)
-        SELECT coalesce(percentile_cont(0.5) WITHIN GROUP (ORDER BY after), 0)::float8 AS p50,
-          coalesce(percentile_cont(0.9) WITHIN GROUP (ORDER BY after), 0)::float8 AS p90, coalesce(max(after), 0)::float8 AS max FROM s`),
-      (r) => r[0] ?? { p50: 0, p90: 0, max: 0 }
+          claimed AS (SELECT extract(epoch FROM at - min(at) OVER ())::float8 AS after FROM claims),
+          accounts AS (SELECT min(started_at) AS began, max(finished_at) AS ended FROM sync_runs GROUP BY account_id),
+          began AS (SELECT extract(epoch FROM began - min(began) OVER ())::float8 AS after, extract(epoch FROM ended - began)::float8 AS took FROM accounts)
+        SELECT (SELECT ${sql.literal(spreadOf("after"))} FROM claimed) AS claimed, (SELECT ${sql.literal(spreadOf("after"))} FROM began) AS began,
+          (SELECT ${sql.literal(spreadOf("took"))} FROM began) AS account_seconds`),
+      (r): StartSpread => {
+        const none: Spread = { p50: 0, p90: 0, max: 0 }
+        return { claimed: r[0]?.claimed ?? none, began: r[0]?.began ?? none, accountSeconds: r[0]?.account_seconds ?? none }
+      }
     )
   )
+
+const describeSpread = (s: Spread) => `${s.p50.toFixed(1)} / ${s.p90.toFixed(1)} / ${s.max.toFixed(1)} s`
+
+export const describeStartSpread = (s: StartSpread) =>
+  `accounts (half / 90% / all) claimed within ${describeSpread(s.claimed)}, begun within ${describeSpread(s.began)}, each taking ${describeSpread(s.accountSeconds)}`
 
 export const describeShares = (s: BoundShares) =>
   `CPU: workers ${s.workersCpu.toFixed(2)}, machine ${s.machineCpu.toFixed(2)}, emulator ${s.emulatorCpu.toFixed(2)}; ` +
