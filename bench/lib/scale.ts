@@ -4,7 +4,8 @@ import * as os from "node:os"
 import { JobQueue } from "../../src/jobs/JobQueue.js"
 import type { EmulatorProcess } from "./emulatorProcess.js"
 import { quantile } from "./quantile.js"
-import { count, drained, overlappingRuns, procSample, queueOf, say, startWorker, waitFor, withAccounts } from "./scaleWorkers.js"
+import { count, drained, overlappingRuns, procSample, queueOf, runsByAccount, say, startWorker, waitFor, withAccounts } from "./scaleWorkers.js"
+import { BenchError } from "./errors.js"
 import { healingRuns } from "./scaleHealing.js"
 import { type Bound, type BoundShares, decideBound, describeShares, describeStartSpread, permitSeconds, startBoundProbe, startSpread, type StartSpread, withMetricsPort } from "./scaleBound.js"
 import { idleCycleBench } from "./idleCycle.js"
@@ -179,11 +180,18 @@ const failoverRun = (emulator: EmulatorProcess, o: ScaleOptions) =>
       Effect.gen(function* () {
         const sql = yield* SqlClient.SqlClient
         const first = yield* startWorker(env, o.failoverAccounts)
-        yield* waitFor("the first worker running every account", 120, Effect.map(count(sql<{ n: number }>`SELECT count(DISTINCT account_id)::int AS n FROM sync_runs WHERE outcome = 'running'`), (n) => n >= o.failoverAccounts))
+        const firstWorkerState = Effect.map(runsByAccount, (runs) => `runs: ${runs}; the first worker's log: ${first.tail().slice(-3500)}`)
+        yield* waitFor(
+          "the first worker running every account",
+          120,
+          Effect.map(count(sql<{ n: number }>`SELECT count(DISTINCT account_id)::int AS n FROM sync_runs WHERE outcome = 'running'`), (n) => n >= o.failoverAccounts),
+          firstWorkerState
+        )
         yield* Effect.sleep("2 seconds")
         const second = yield* startWorker(env, o.failoverAccounts)
         yield* Effect.sleep("3 seconds")
         const held = (yield* Effect.orDie(sql<{ account_id: string }>`SELECT DISTINCT account_id FROM sync_runs WHERE outcome = 'running'`)).map((r) => r.account_id)
+        if (held.length === 0) return yield* new BenchError({ step: "scale", reason: `failover: no account still running when the worker was to be killed (${yield* firstWorkerState})` })
         const killedAt = new Date()
         yield* first.kill("SIGKILL")
         const resumed = sql<{ n: number }>`SELECT count(DISTINCT account_id)::int AS n FROM sync_runs WHERE started_at > ${killedAt}`

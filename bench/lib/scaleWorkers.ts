@@ -70,14 +70,27 @@ export const startWorker = (env: Env, concurrency: number) =>
 
 export const count = (query: Effect.Effect<ReadonlyArray<{ n: number }>, unknown, SqlClient.SqlClient>) => Effect.map(Effect.orDie(query), (r) => r[0]?.n ?? 0)
 
-export const waitFor = (what: string, seconds: number, check: Effect.Effect<boolean, never, SqlClient.SqlClient>) =>
+/** Polls `check` until it holds; past `seconds`, fails naming `what` and what `detail` then says (the state it met). */
+export const waitFor = (what: string, seconds: number, check: Effect.Effect<boolean, never, SqlClient.SqlClient>, detail?: Effect.Effect<string, never, SqlClient.SqlClient>) =>
   Effect.gen(function* () {
     const started = performance.now()
     while (!(yield* check)) {
-      if (performance.now() - started > seconds * 1000) return yield* new BenchError({ step: "scale", reason: `not within ${seconds} s: ${what}` })
+      if (performance.now() - started > seconds * 1000) {
+        const met = detail === undefined ? "" : ` (${yield* detail})`
+        return yield* new BenchError({ step: "scale", reason: `not within ${seconds} s: ${what}${met}` })
+      }
       yield* Effect.sleep("200 millis")
     }
   })
+
+/** The runs' outcomes by account, as `waitFor`'s detail. */
+export const runsByAccount = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+  sql<{ account_id: string; outcomes: string }>`
+    SELECT account_id, string_agg(outcome || ' ' || stream, ', ' ORDER BY id) AS outcomes FROM sync_runs GROUP BY account_id`.pipe(
+    Effect.map((rows) => (rows.length === 0 ? "no run recorded" : rows.map((r) => `${r.account_id.slice(-8)}: ${r.outcomes}`).join("; "))),
+    Effect.orElseSucceed(() => "sync_runs unread")
+  )
+)
 
 /**
  * The queue drained with every account's sync done: at least `accounts` accounts with a job completed and none

@@ -6,8 +6,11 @@ export interface DueInput {
   /** The account's streams (the configured ones), each with its full-pass cadence. */
   readonly streams: ReadonlyArray<{ readonly stream: AnyStream; readonly fullPassEvery: Duration.Duration }>
   readonly checkpoints: ReadonlyMap<string, Checkpoint> | undefined
+  /** When the service's token says the account was connected (the service's clock). */
   readonly connectedAt: Date
   readonly incrementalEvery: Duration.Duration
+  /** This process's time now. */
+  readonly now: Date
 }
 
 /**
@@ -17,11 +20,13 @@ export interface DueInput {
  * the collection has incremental access) SYNC_INCREMENTAL_EVERY after the last one.
  */
 export const nextDueAt = (input: DueInput): Date => {
+  // dated by the service's clock, which may run ahead of ours: a new connection is due at once, not when ours catches up
+  const connectedAt = Math.min(input.connectedAt.getTime(), input.now.getTime())
   let due = Number.POSITIVE_INFINITY
   for (const { stream, fullPassEvery } of input.streams) {
     const c = input.checkpoints?.get(stream.name)
     if (c === undefined || c.lastFullPassAt === null) {
-      due = Math.min(due, c?.passStartedAt?.getTime() ?? input.connectedAt.getTime())
+      due = Math.min(due, c?.passStartedAt?.getTime() ?? connectedAt)
       continue
     }
     if (c.passKind === "full") due = Math.min(due, c.passStartedAt?.getTime() ?? c.lastFullPassAt.getTime())
@@ -33,5 +38,5 @@ export const nextDueAt = (input: DueInput): Date => {
       due = Math.min(due, (c.lastIncrementalPassAt?.getTime() ?? lastFull) + Duration.toMillis(input.incrementalEvery))
     }
   }
-  return new Date(Number.isFinite(due) ? due : input.connectedAt.getTime())
+  return new Date(Number.isFinite(due) ? due : connectedAt)
 }

@@ -1,5 +1,5 @@
 import { SqlClient, type SqlError, SqlSchema } from "@effect/sql"
-import { Context, Effect, Layer, Metric, Option, Schema } from "effect"
+import { Clock, Context, Effect, Layer, Metric, Option, Schema } from "effect"
 import * as Metrics from "../observability/metrics.js"
 import { listConnections } from "../auth/Connections.js"
 import { DatabaseConfig } from "../config.js"
@@ -111,6 +111,7 @@ export const QueueStatusLive = Layer.effect(
         decode(HolderRow)
       )
       const all = yield* checkpoints.all()
+      const now = new Date(yield* Clock.currentTimeMillis)
       const accounts = (yield* Effect.provideService(listConnections, SqlClient.SqlClient, sql))
         .filter((c) => c.status === "active")
         .map((c): AccountInQueue => {
@@ -119,7 +120,7 @@ export const QueueStatusLive = Layer.effect(
             accountId: c.accountId,
             running: job ? { kind: job.kind, since: job.started_on } : null,
             heldBy: holders.find((h) => h.account_id === c.accountId)?.holder ?? null,
-            nextDueAt: nextDueAt({ streams, checkpoints: all.get(c.accountId), connectedAt: c.connectedAt, incrementalEvery: jobSettings.incrementalEvery })
+            nextDueAt: nextDueAt({ streams, checkpoints: all.get(c.accountId), connectedAt: c.connectedAt, incrementalEvery: jobSettings.incrementalEvery, now })
           }
         })
         .sort((a, b) => a.nextDueAt.getTime() - b.nextDueAt.getTime())

@@ -57,7 +57,7 @@ export const SchedulerLive = Layer.effect(
       const all = yield* checkpoints.all()
       const { any, eventsWaiting } = yield* busy
       const due = active
-        .map((c) => ({ accountId: c.accountId, dueAt: nextDueAt({ streams, checkpoints: all.get(c.accountId), connectedAt: c.connectedAt, incrementalEvery: jobSettings.incrementalEvery }) }))
+        .map((c) => ({ accountId: c.accountId, dueAt: nextDueAt({ streams, checkpoints: all.get(c.accountId), connectedAt: c.connectedAt, incrementalEvery: jobSettings.incrementalEvery, now: new Date(now) }) }))
         .filter((d) => d.dueAt.getTime() <= now && !any.has(d.accountId))
         .sort((a, b) => a.dueAt.getTime() - b.dueAt.getTime())
       const withEvents = (yield* events.accountsDue(new Date(now))).filter((accountId) => !eventsWaiting.has(accountId))

@@ -27,12 +27,17 @@ const input = (stream: typeof jobs, c: Checkpoint | undefined) => ({
   streams: [{ stream, fullPassEvery: Duration.days(1) }],
   checkpoints: c === undefined ? undefined : new Map([[stream.name, c]]),
   connectedAt: at("2026-01-01T00:00:00Z"),
-  incrementalEvery: Duration.minutes(15)
+  incrementalEvery: Duration.minutes(15),
+  now: at("2026-01-05T00:00:00Z")
 })
 
 describe("an account's next due time", () => {
   it("never synced: due since it was connected", () => {
     expect(nextDueAt(input(jobs, undefined))).toEqual(at("2026-01-01T00:00:00Z"))
+  })
+  it("never synced, connected by a service clock ahead of ours: due now, not when our clock reaches its time", () => {
+    const ahead = { ...input(jobs, undefined), connectedAt: at("2026-01-05T00:03:00Z") }
+    expect(nextDueAt(ahead)).toEqual(at("2026-01-05T00:00:00Z"))
   })
   it("a full pass in progress: due since it began", () => {
     expect(nextDueAt(input(jobs, checkpoint({ passKind: "full", passStartedAt: at("2026-01-02T00:00:00Z") })))).toEqual(at("2026-01-02T00:00:00Z"))
