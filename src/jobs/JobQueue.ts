@@ -202,11 +202,26 @@ export const makeJobQueue = (options: JobQueueOptions) =>
       WHERE name = ${QueueNames.accounts} AND state = 'retry' AND start_after > now()
         AND output -> 'value' ->> 'message' = ${heartbeatTimeout}`
 
+    /**
+     * The claim's transaction holds off the supervisor's failing of the jobs whose heartbeat is half its timeout old
+     * (their workers may be dead): its DELETE of such a job waits for the claim to commit. Without it, a failure
+     * committed between resumeFailedOver and the fetch freed the backfill cap's places to the waiting backfills,
+     * while the failed-over jobs waited out their retry delay behind them (seen at 34 and 37.6 s in CI). A live
+     * worker beats every third of the timeout: its jobs are not locked. Its own statement, so that resumeFailedOver
+     * (the next) sees a failure it waited for.
+     */
+    const holdOffFailovers = sql`
+      SELECT 1 FROM ${sql(schema)}.job
+      WHERE name = ${QueueNames.accounts} AND state = 'active' AND heartbeat_seconds IS NOT NULL
+        AND heartbeat_on < now() - heartbeat_seconds * interval '500 milliseconds'
+      FOR KEY SHARE`
+
     const claim: JobQueueShape["claim"] = (max) =>
       Effect.gen(function* () {
         // in the fetch's transaction: a failover the supervisor committed before it is claimed first
         const jobs: ReadonlyArray<JobWithMetadata<unknown>> = yield* sql.withTransaction(
           Effect.gen(function* () {
+            yield* holdOffFailovers
             yield* resumeFailedOver
             const db = yield* ourDatabase
             return yield* call("claim", () =>
