@@ -56,11 +56,12 @@ export const SchedulerLive = Layer.effect(
       const active = (yield* connections.list()).filter((c) => c.status === "active")
       const all = yield* checkpoints.all()
       const { any, eventsWaiting } = yield* busy
+      const nowDate = new Date(now)
       const due = active
-        .map((c) => ({ accountId: c.accountId, dueAt: nextDueAt({ streams, checkpoints: all.get(c.accountId), connectedAt: c.connectedAt, incrementalEvery: jobSettings.incrementalEvery, now: new Date(now) }) }))
+        .map((c) => ({ accountId: c.accountId, dueAt: nextDueAt({ streams, checkpoints: all.get(c.accountId), connectedAt: c.connectedAt, incrementalEvery: jobSettings.incrementalEvery, now: nowDate }) }))
         .filter((d) => d.dueAt.getTime() <= now && !any.has(d.accountId))
         .sort((a, b) => a.dueAt.getTime() - b.dueAt.getTime())
-      const withEvents = (yield* events.accountsDue(new Date(now))).filter((accountId) => !eventsWaiting.has(accountId))
+      const withEvents = (yield* events.accountsDue(nowDate)).filter((accountId) => !eventsWaiting.has(accountId))
       yield* queue.enqueueMany([
         ...due.map((d): AccountJob => ({ kind: "sync", accountId: d.accountId, dueAt: d.dueAt.toISOString() })),
         ...withEvents.map((accountId): AccountJob => ({ kind: "events", accountId, dueAt: new Date(now).toISOString() }))

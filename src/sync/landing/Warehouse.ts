@@ -190,12 +190,12 @@ export const WarehouseLive = Layer.effect(
       execute: ({ accountId, table, column, ids }) =>
         sql`SELECT id FROM ${sql(table)} WHERE account_id = ${accountId} AND ${sql(column)} IN ${sql.in(ids)} AND deleted_at IS NULL ORDER BY id`
     })
-    /** A dependency names a link column of its stream (a definition error otherwise, not the data's). */
-    const noLinkColumn = (stream: AnyStream, column: string) =>
+    /** A dependency names a link column of its stream: else a definition error (not the data's), as a defect. */
+    const missingLinkColumn = (stream: AnyStream, column: string) =>
       stream.columns.some((c) => c.column === column && c.link !== undefined) ? undefined : Effect.dieMessage(`stream ${stream.name} has no link column ${column}`)
     const idsLinkedTo = (accountId: string, stream: AnyStream, column: string, ids: ReadonlyArray<string>) => {
-      const undefinedLink = noLinkColumn(stream, column)
-      if (undefinedLink !== undefined) return undefinedLink
+      const missing = missingLinkColumn(stream, column)
+      if (missing !== undefined) return missing
       if (ids.length === 0) return Effect.succeed([])
       return Effect.map(rowsOrDie(linkedRows({ accountId, table: stream.table, column, ids })), (rows) => rows.map((r) => r.id)).pipe(retryOnConnectionLoss)
     }
@@ -218,8 +218,8 @@ export const WarehouseLive = Layer.effect(
         ORDER BY d.id`
     })
     const idsLinkedToChanged = (accountId: string, stream: AnyStream, column: string, parent: AnyStream, asRead: ReadonlyMap<string, string | null>) => {
-      const undefinedLink = noLinkColumn(stream, column)
-      if (undefinedLink !== undefined) return undefinedLink
+      const missing = missingLinkColumn(stream, column)
+      if (missing !== undefined) return missing
       if (!parent.columns.some((c) => c.column === "updated_at" && c.selected)) return idsLinkedTo(accountId, stream, column, [...asRead.keys()])
       if (asRead.size === 0) return Effect.succeed([])
       const request = { accountId, table: stream.table, column, parentTable: parent.table, ids: [...asRead.keys()], updatedAt: [...asRead.values()] }
