@@ -21,6 +21,7 @@ export interface DuringBackfillResult {
 
 const editsPerSecond = 2
 const mostEdits = 30
+const gapLimitMs = 30_000
 
 
 /** `accounts` are being backfilled by workers, with serve receiving the service's webhooks for them. */
@@ -36,7 +37,13 @@ export const duringBackfillLags = (admin: EmulatorAdmin, accounts: ReadonlyArray
     for (let k = 0; k < mostEdits && accounts.length > 0; k++) {
       const wait = started + (k * 1000) / editsPerSecond - performance.now()
       if (wait > 0) yield* Effect.sleep(Duration.millis(wait))
-      const midBackfill = yield* running
+      // a stream's run ends before the next one's begins, and a slice's before its follow-up's: a moment with no run
+      // is not the backfills' end unless it lasts
+      let midBackfill = yield* running
+      for (const gapStarted = performance.now(); midBackfill.length === 0 && performance.now() - gapStarted < gapLimitMs; ) {
+        yield* Effect.sleep(Duration.millis(200))
+        midBackfill = yield* running
+      }
       if (midBackfill.length === 0) break
       const accountId = midBackfill[k % midBackfill.length]!
       const [row] = yield* sql<{ id: string }>`SELECT id FROM jobs WHERE account_id = ${accountId} ORDER BY md5(id || ${String(k)}) LIMIT 1`
@@ -45,7 +52,16 @@ export const duringBackfillLags = (admin: EmulatorAdmin, accounts: ReadonlyArray
       yield* admin.editRecords({ accountId, collection: "jobs", ids: [row.id], seed: 70_000 + k })
       edits.push({ accountId, id: row.id, atMs })
     }
-    if (edits.length === 0) return yield* new BenchError({ step: "freshness during a backfill", reason: "no load account was mid-backfill: make its backfill longer (--burst-load-jobs)" })
+    if (edits.length === 0) {
+      const runs = yield* sql<{ account_id: string; stream: string; kind: string; outcome: string; rows: number; seconds: number }>`
+        SELECT account_id, stream, kind, outcome, rows, extract(epoch FROM coalesce(finished_at, now()) - started_at)::float8 AS seconds
+        FROM sync_runs WHERE account_id IN ${sql.in(accounts)} ORDER BY id`
+      const seen = runs.map((r) => `${r.account_id} ${r.stream} ${r.kind} ${r.outcome} ${r.rows} rows in ${r.seconds.toFixed(1)} s`).join("; ")
+      return yield* new BenchError({
+        step: "freshness during a backfill",
+        reason: `no load account was mid-backfill for ${gapLimitMs / 1000} s: make its backfill longer (--burst-load-jobs); its runs: ${seen || "none"}`
+      })
+    }
 
     // each edited row as the service has it now, and when it landed
     const landed = Effect.gen(function* () {

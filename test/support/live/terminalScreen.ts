@@ -59,3 +59,15 @@ export const untilFrameWith = (bytes: Buffer, text: string): Buffer => {
   const end = bytes.indexOf(frameEnd, Math.max(at, bytes.lastIndexOf(frameStart, at)))
   return bytes.subarray(0, end < 0 ? bytes.length : end + frameEnd.length)
 }
+
+/** The bytes up to the end of each frame drawn after `from` was printed and before `to` was: the screens in between. */
+export const framesBetween = (bytes: Buffer, from: string, to: string): ReadonlyArray<Buffer> => {
+  const start = bytes.indexOf(from)
+  const stop = bytes.indexOf(to, start)
+  if (start < 0 || stop < 0) throw new Error(`the output never printed ${JSON.stringify(start < 0 ? from : to)}`)
+  const out: Array<Buffer> = []
+  for (let end = bytes.indexOf(frameEnd, start); end >= 0 && end < stop; end = bytes.indexOf(frameEnd, end + 1)) {
+    out.push(bytes.subarray(0, end + frameEnd.length))
+  }
+  return out
+}
