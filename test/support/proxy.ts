@@ -30,8 +30,8 @@ export const serviceProxy = (hooks: {
       const server = http.createServer((req, res) => {
         const chunks: Array<Buffer> = []
         req.on("data", (c: Buffer) => chunks.push(c))
-        req.on("end", async () => {
-          let body = Buffer.concat(chunks)
+        const forward = async (received: Buffer) => {
+          let body = received
           const graphql = req.url === "/api/graphql" ? (JSON.parse(body.toString()) as { operationName?: string; variables?: Record<string, unknown> }) : undefined
           const request = graphql ? { operationName: graphql.operationName, variables: graphql.variables ?? {} } : undefined
           if (request && hooks.before) await runPromise(Effect.orDie(hooks.before(request, emulator)))
@@ -46,7 +46,14 @@ export const serviceProxy = (hooks: {
           })
           res.writeHead(upstream.status, out)
           res.end(text)
-        })
+        }
+        req.on("end", () => void forward(Buffer.concat(chunks)).catch((error: unknown) => {
+          // the emulator's connection reset under the forwarded request (a kept-alive socket it closed meanwhile): the
+          // connector gets what a gateway answers then, never an unhandled rejection in the test process
+          if (res.headersSent) return void res.destroy()
+          res.writeHead(502, { "content-type": "text/plain" })
+          res.end(`proxy: the emulator did not answer (${error instanceof Error ? error.message : String(error)})`)
+        }))
       })
       yield* Effect.acquireRelease(
         Effect.async<void>((resume) => void server.listen(0, "127.0.0.1", () => resume(Effect.void))),
