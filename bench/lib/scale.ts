@@ -115,8 +115,8 @@ const workersRuns = (emulator: EmulatorProcess, o: ScaleOptions) =>
           permitsFullSeconds: samples.permits.reduce((n, p) => n + p.full, 0),
           processes
         })
-        const bound = decideBound(ratioToCeiling, shares)
-        const spread = yield* startSpread(`${env.DB_SCHEMA}_queue`)
+        const spread = yield* startSpread(`${env.DB_SCHEMA}_queue`, samples.probe.cpuBetween)
+        const bound = decideBound(ratioToCeiling, shares, spread.cpuWhileBeginning)
         const run: WorkersRun = {
           processes,
           rowsPerSecond,

@@ -37,6 +37,19 @@ export interface WorkerProcess {
 }
 
 const ticks = 100
+/**
+ * A process's main thread (its event loop: JavaScript runs there), from the scheduler (`/proc/<pid>/task/<pid>/schedstat`):
+ * seconds on a CPU, and seconds runnable but waiting for one; 0 once it is gone.
+ */
+export const mainThreadSchedule = (pid: number) => {
+  try {
+    const [onCpu, waiting] = fs.readFileSync(`/proc/${pid}/task/${pid}/schedstat`, "utf8").trim().split(/\s+/).map(Number)
+    return { onCpuSeconds: (onCpu ?? 0) / 1e9, waitingSeconds: (waiting ?? 0) / 1e9 }
+  } catch {
+    return { onCpuSeconds: 0, waitingSeconds: 0 }
+  }
+}
+
 export const procSample = (pid: number) => {
   try {
     const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8")

@@ -19,6 +19,17 @@ describe("the scale bench's bound, decided from measured shares", () => {
     expect(decideBound(0.5, { ...idle, machineCpu: 0.4, permitWait: 0.6, bucketWait: 0.3 })).toBe("slots")
   })
 
+  it("is cpu when the accounts began while a worker's event loop or the machine was saturated, before any wait", () => {
+    const began = { seconds: 18, machine: 0.6, workers: 1.05, workerMainThread: 0.95, workerMainThreadWaiting: 0 }
+    expect(decideBound(0.75, { ...idle, bucketWait: 0.8 })).toBe("bucket")
+    expect(decideBound(0.75, { ...idle, bucketWait: 0.8 }, began)).toBe("cpu")
+    // on a CPU 0.7 of the time and waiting for one 0.25: the event loop had work all along
+    expect(decideBound(0.75, { ...idle, bucketWait: 0.8 }, { ...began, workerMainThread: 0.7, workerMainThreadWaiting: 0.25 })).toBe("cpu")
+    expect(decideBound(0.75, { ...idle, bucketWait: 0.8 }, { ...began, workerMainThread: 0.5, machine: 0.95 })).toBe("cpu")
+    expect(decideBound(0.75, { ...idle, bucketWait: 0.8 }, { ...began, workerMainThread: 0.5, workerMainThreadWaiting: 0.1 })).toBe("bucket")
+    expect(decideBound(0.93, idle, began)).toBe("bucket")
+  })
+
   it("is postgres when statements took the largest share, else cpu, the emulator or other by saturation", () => {
     expect(decideBound(0.5, { ...idle, postgres: 0.5, bucketWait: 0.3 })).toBe("postgres")
     expect(decideBound(0.5, { ...idle, machineCpu: 0.95, bucketWait: 0.2 })).toBe("cpu")
