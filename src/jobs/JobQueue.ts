@@ -8,6 +8,7 @@ import { type AccountJob, decodeAccountJob, priorityOf, QueueNames } from "./Job
 import { JobSettings, type JobSettingsShape } from "./JobSettings.js"
 import { WorkNoticeFailed, WorkNotices } from "../auth/WorkNotices.js"
 import { queueSchemaAccess } from "./queueSchemaAccess.js"
+import { pausedTransactionLimit } from "../db/pausedTransaction.js"
 
 /** pg-boss refused or failed a call: which one, and what it said. */
 export class QueueError extends Data.TaggedError("QueueError")<{ readonly operation: string; readonly cause: unknown }> {
@@ -203,6 +204,13 @@ export const makeJobQueue = (options: JobQueueOptions) =>
         AND output -> 'value' ->> 'message' = ${heartbeatTimeout}`
 
     /**
+     * A worker paused inside one of the queue's transactions (the claim, a completion with its follow-up) would hold
+     * its row locks, and with them every live worker's claim and the supervisor's failovers, for as long as it is
+     * paused: Postgres ends its session after pausedTransactionLimit instead. In the transaction's first statement.
+     */
+    const limitPause = sql`set_config('idle_in_transaction_session_timeout', ${pausedTransactionLimit}, true)`
+
+    /**
      * The claim's transaction holds off the supervisor's failing of the jobs whose heartbeat is half its timeout old
      * (their workers may be dead): its DELETE of such a job waits for the claim to commit. Without it, a failure
      * committed between resumeFailedOver and the fetch freed the backfill cap's places to the waiting backfills,
@@ -211,10 +219,11 @@ export const makeJobQueue = (options: JobQueueOptions) =>
      * (the next) sees a failure it waited for.
      */
     const holdOffFailovers = sql`
-      SELECT 1 FROM ${sql(schema)}.job
-      WHERE name = ${QueueNames.accounts} AND state = 'active' AND heartbeat_seconds IS NOT NULL
-        AND heartbeat_on < now() - heartbeat_seconds * interval '500 milliseconds'
-      FOR KEY SHARE`
+      SELECT ${limitPause}, (SELECT count(*) FROM (
+        SELECT 1 FROM ${sql(schema)}.job
+        WHERE name = ${QueueNames.accounts} AND state = 'active' AND heartbeat_seconds IS NOT NULL
+          AND heartbeat_on < now() - heartbeat_seconds * interval '500 milliseconds'
+        FOR KEY SHARE) AS dying)`
 
     const claim: JobQueueShape["claim"] = (max) =>
       Effect.gen(function* () {
@@ -257,6 +266,7 @@ export const makeJobQueue = (options: JobQueueOptions) =>
         ? Effect.asVoid(call("complete", () => boss.complete(QueueNames.accounts, attempt(job))))
         : sql.withTransaction(
             Effect.gen(function* () {
+              yield* sql`SELECT ${limitPause}`
               yield* enqueue(next, startAfter ? { startAfter } : undefined)
               const db = yield* ourDatabase
               yield* call("complete", () => boss.complete(QueueNames.accounts, attempt(job), undefined, { db }))
