@@ -8,7 +8,7 @@ import { type AccountJob, decodeAccountJob, priorityOf, QueueNames } from "./Job
 import { JobSettings, type JobSettingsShape } from "./JobSettings.js"
 import { WorkNoticeFailed, WorkNotices } from "../auth/WorkNotices.js"
 import { queueSchemaAccess } from "./queueSchemaAccess.js"
-import { pausedTransactionLimit } from "../db/pausedTransaction.js"
+import { limitPausedTransaction } from "../db/pausedTransaction.js"
 
 /** pg-boss refused or failed a call: which one, and what it said. */
 export class QueueError extends Data.TaggedError("QueueError")<{ readonly operation: string; readonly cause: unknown }> {
@@ -206,9 +206,9 @@ export const makeJobQueue = (options: JobQueueOptions) =>
     /**
      * A worker paused inside one of the queue's transactions (the claim, a completion with its follow-up) would hold
      * its row locks, and with them every live worker's claim and the supervisor's failovers, for as long as it is
-     * paused: Postgres ends its session after pausedTransactionLimit instead. In the transaction's first statement.
+     * paused: Postgres ends its session instead. In the transaction's first statement.
      */
-    const limitPause = sql`set_config('idle_in_transaction_session_timeout', ${pausedTransactionLimit}, true)`
+    const limitPause = limitPausedTransaction(sql)
 
     /**
      * The claim's transaction holds off the supervisor's failing of the jobs whose heartbeat is half its timeout old

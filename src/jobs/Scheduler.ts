@@ -64,7 +64,7 @@ export const SchedulerLive = Layer.effect(
       const withEvents = (yield* events.accountsDue(nowDate)).filter((accountId) => !eventsWaiting.has(accountId))
       yield* queue.enqueueMany([
         ...due.map((d): AccountJob => ({ kind: "sync", accountId: d.accountId, dueAt: d.dueAt.toISOString() })),
-        ...withEvents.map((accountId): AccountJob => ({ kind: "events", accountId, dueAt: new Date(now).toISOString() }))
+        ...withEvents.map((accountId): AccountJob => ({ kind: "events", accountId, dueAt: nowDate.toISOString() }))
       ])
       if (due.length + withEvents.length > 0) yield* Effect.logInfo(`schedule: ${due.length} account(s) due for sync, ${withEvents.length} with change events enqueued`)
       return { sync: due.length, events: withEvents.length }

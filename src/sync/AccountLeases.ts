@@ -6,7 +6,7 @@ import { DatabaseTopology } from "../db/Database.js"
 import { rowsOrDie } from "../db/rows.js"
 import { AccountLockLost } from "./errors.js"
 import { acquireForRunStatement, acquireStatement, Holder, holderStatement, releaseStatement, Renewed, renewStatement, Taken, TakenForRunRow } from "./leaseStatements.js"
-import { pausedTransactionLimit } from "../db/pausedTransaction.js"
+import { limitPausedTransaction } from "../db/pausedTransaction.js"
 
 /**
  * How long a lease lasts unless its holder renews it (every third of this). A holder that stops answering (paused,
@@ -52,8 +52,8 @@ export const leaseEpoch = (accountId: string) => Effect.map(heldLease(accountId)
 
 /**
  * Fails, inside the caller's transaction, when the fiber's lease of the account moved to another holder. The
- * transaction may not sit idle for more than pausedTransactionLimit: the check's key-share lock holds off the next holder's bump, and a
- * process paused mid-transaction must not keep its account that way.
+ * transaction may not sit idle for long (limitPausedTransaction): the check's key-share lock holds off the next
+ * holder's bump, and a process paused mid-transaction must not keep its account that way.
  */
 export const stillHeld = (sql: SqlClient.SqlClient, accountId: string, stream: string) =>
   Effect.flatMap(leaseFence(sql, accountId), (fence) =>
@@ -62,7 +62,7 @@ export const stillHeld = (sql: SqlClient.SqlClient, accountId: string, stream: s
         SqlSchema.single({
           Request: Schema.Void,
           Result: Schema.Struct({ held: Schema.Boolean }),
-          execute: () => sql`SELECT set_config('idle_in_transaction_session_timeout', ${pausedTransactionLimit}, true) IS NOT NULL AND ${fence} AS held`
+          execute: () => sql`SELECT ${limitPausedTransaction(sql)} IS NOT NULL AND ${fence} AS held`
         })(undefined)
       ),
       (row) => (row.held ? Effect.void : Effect.fail(new AccountLockLost({ accountId, stream })))
