@@ -202,7 +202,7 @@ export const runChaos = (options: ChaosOptions) =>
         checks.push({
           name: `at least ${plannedHangs} SIGSTOPs of a worker holding accounts, each time a live worker held them all within 60 s, then SIGCONT`,
           ok: hangs.length >= plannedHangs && hangs.every((h) => h.releaseSeconds !== undefined && h.releaseSeconds <= 60),
-          detail: hangs.length === 0 ? "none" : hangs.map((h) => `${h.pass}: ${h.accounts.length} account(s) in ${h.releaseSeconds?.toFixed(1) ?? "more than 60"} s`).join(", ")
+          detail: hangs.length === 0 ? "none" : hangs.map((h) => `${h.pass}: ${h.accounts.length} account(s) in ${h.releaseSeconds?.toFixed(1) ?? "more than 60"} s${h.stall ? ` (then: ${h.stall})` : ""}`).join(", ")
         })
         checks.push({
           name: `a SIGKILL of a worker holding backfills with the cap (${options.backfillCap}) full and backfills waiting: each of its accounts ran again within 30 s`,

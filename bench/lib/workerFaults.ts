@@ -62,7 +62,32 @@ export interface Hang {
   readonly accounts: ReadonlyArray<string>
   /** From SIGSTOP until another worker had taken the lease of every one of them; undefined when not within the bound. */
   readonly releaseSeconds: number | undefined
+  /** When not taken within the bound: the workers' sessions and the queue's supervision as Postgres saw them then. */
+  readonly stall?: string
 }
+
+/**
+ * The workers' Postgres sessions (what each is doing or waiting on, for how long, who blocks it), the account queue's
+ * monitor claim and the jobs of `accounts`: what a failover that did not come was waiting for.
+ */
+export const stallSnapshot = (queueSchema: string, accounts: ReadonlyArray<string>) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const sessions = yield* Effect.orDie(sql<{ line: string }>`
+      SELECT format('%s [%s] %s %s/%s xact %s s, query %s s, blocked by %s: %s', application_name, pid, state, wait_event_type, wait_event,
+        round(extract(epoch FROM now() - xact_start)::numeric, 1), round(extract(epoch FROM now() - query_start)::numeric, 1),
+        pg_blocking_pids(pid), left(regexp_replace(query, '[[:space:]]+', ' ', 'g'), 160)) AS line
+      FROM pg_stat_activity WHERE application_name LIKE '% worker %' AND datname = current_database() ORDER BY application_name, pid`)
+    const monitor = yield* Effect.orDie(sql<{ line: string }>`
+      SELECT format('queue %s: monitor_on %s s ago, monitor_claim_on %s s ago', name, round(extract(epoch FROM now() - monitor_on)::numeric, 1),
+        round(extract(epoch FROM now() - monitor_claim_on)::numeric, 1)) AS line
+      FROM ${sql(queueSchema)}.queue WHERE name = 'account-work'`)
+    const jobs = yield* Effect.orDie(sql<{ line: string }>`
+      SELECT format('job %s of %s: %s, heartbeat %s s ago, started %s s ago', id, data->>'accountId', state,
+        round(extract(epoch FROM now() - heartbeat_on)::numeric, 1), round(extract(epoch FROM now() - started_on)::numeric, 1)) AS line
+      FROM ${sql(queueSchema)}.job WHERE name = 'account-work' AND data->>'accountId' IN ${sql.in(accounts)} AND state IN ('created', 'retry', 'active')`)
+    return [...monitor, ...jobs, ...sessions].map((r) => r.line).join("\n  ")
+  })
 
 const signal = (pid: number, sig: NodeJS.Signals) => {
   try {
@@ -77,7 +102,12 @@ const signal = (pid: number, sig: NodeJS.Signals) => {
  * has taken the lease of every account it held, at most `maxSeconds`, then SIGCONT: it comes back with what it had in
  * flight. `after` runs between the move and the SIGCONT. Always resumed, whatever happens meanwhile.
  */
-export const hangUntilTaken = <E = never, R = never>(pid: number, maxSeconds: number, after: Effect.Effect<void, E, R> = Effect.void) =>
+export const hangUntilTaken = <E = never, R = never, R2 = never>(
+  pid: number,
+  maxSeconds: number,
+  after: Effect.Effect<void, E, R> = Effect.void,
+  onStall: (accounts: ReadonlyArray<string>) => Effect.Effect<string, never, R2> = () => Effect.succeed("")
+) =>
   Effect.gen(function* () {
     const leases = yield* leasesHeldBy(pid)
     const accounts = leases.map((l) => l.account_id)
@@ -85,8 +115,9 @@ export const hangUntilTaken = <E = never, R = never>(pid: number, maxSeconds: nu
     const stoppedAt = performance.now()
     signal(pid, "SIGSTOP")
     const releaseSeconds = yield* secondsUntil(stoppedAt, maxSeconds, Effect.map(takenSince(pid, leases), (n) => n === leases.length))
+    const stall = releaseSeconds === undefined ? yield* onStall(accounts) : undefined
     yield* after
-    return { accounts, releaseSeconds } satisfies Hang
+    return { accounts, releaseSeconds, ...(stall ? { stall } : {}) } satisfies Hang
   }).pipe(Effect.ensuring(Effect.sync(() => signal(pid, "SIGCONT"))))
 
 /** Backfill jobs of the queue running (active) and waiting their turn under the cap (created or to retry). */
