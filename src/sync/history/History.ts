@@ -30,7 +30,8 @@ export const applyHistory = (streams: ReadonlyArray<AnyStream>): Effect.Effect<H
     if (!installed.present && wanted.size === 0) return { started: [], stopped: [] }
     const change = yield* sql.withTransaction(
       Effect.gen(function* () {
-        yield* sql`SELECT pg_advisory_xact_lock(hashtext('account_sync.history'))`
+        // keyed by the schema: deployments sharing a database (each its DB_SCHEMA) do not wait on one another
+        yield* sql`SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.account_sync.history'))`
         const tables = yield* rowsOrDie(
           SqlSchema.findAll({ Request: Schema.Void, Result: Schema.Struct({ table_name: Schema.String }), execute: () => sql`SELECT table_name FROM history_tables` })(undefined)
         )
