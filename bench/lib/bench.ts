@@ -4,7 +4,7 @@ import { accountsRun, type AccountsRun, memoryRun, type MemoryRun } from "./benc
 import { budgetBench, unthrottledBackfillSeconds } from "./budgetBench.js"
 import { exactnessBench } from "./exactness.js"
 import { historyBench } from "./history.js"
-import { landingBench } from "./landing.js"
+import { landingBench, landingGoal } from "./landing.js"
 import { wholeAccountBench } from "./wholeAccount.js"
 import { freshSchemaLayer, freshSchemaName } from "./database.js"
 import { BenchError } from "./errors.js"
@@ -115,7 +115,7 @@ export const runBench = (options: BenchOptions, command: string) =>
       if (wants("landing")) {
         yield* say(`landing: unthrottled backfill of ${options.landingJobs} jobs, then COPY of the same rows`)
         const landing = yield* landingBench(emulator, options.landingJobs)
-        results = { ...results, landing: { ...landing, goal: { copyRatio: 0.5 } } }
+        results = { ...results, landing: { ...landing, goal: landingGoal } }
         yield* say(`landing: ${Math.round(landing.rowsPerSec)} rows/s, COPY ${Math.round(landing.copyRowsPerSec)} rows/s`)
       }
       if (wants("writePath")) {

@@ -72,7 +72,7 @@ export const renderResults = (r: BenchResults): string => {
     const l = r.landing
     rows.push(["landing", `rows/s end to end (${int(l.jobs)} jobs, ${f(l.seconds, 1)} s)`, int(l.rowsPerSec), "", ""])
     rows.push(["landing", `COPY rows/s (median of ${l.copyRunsSeconds.map((s) => f(s, 2)).join(" / ")} s)`, int(l.copyRowsPerSec), "", ""])
-    rows.push(["landing", "ratio to COPY", f(l.copyRatio, 3), ">= 0.5", mark(l.copyRatio >= 0.5)])
+    rows.push(["landing", "ratio to COPY", f(l.copyRatio, 3), `>= ${l.goal.copyRatio}`, mark(l.copyRatio >= l.goal.copyRatio)])
     rows.push(["landing", "connector CPU s per 10k rows", f(l.cpuSecPer10k, 2), "", ""])
     if (l.postgresCpuSecPer10k !== undefined) rows.push(["landing", "Postgres CPU s per 10k rows", f(l.postgresCpuSecPer10k, 2), "", ""])
     if (l.emulatorCpuSecPer10k !== undefined) rows.push(["landing", "emulator CPU s per 10k rows", f(l.emulatorCpuSecPer10k, 2), "", ""])
@@ -80,6 +80,9 @@ export const renderResults = (r: BenchResults): string => {
       const x = l.fetchOnly
       rows.push(["landing", "fetching alone (no landing): rows/s, ratio to COPY", `${int(x.rowsPerSec)}, ${f(x.copyRatio, 3)}`, "", ""])
       rows.push(["landing", "fetching alone: CPU s per 10k rows, connector / emulator", `${f(x.cpuSecPer10k)} / ${f(x.emulatorCpuSecPer10k)}`, "", ""])
+    }
+    if (l.cpuBound !== undefined) {
+      rows.push(["landing", `the most ${l.cpuBound.cores} cores allow at that CPU per row: rows/s, ratio to COPY`, `${int(l.cpuBound.rowsPerSec)}, ${f(l.cpuBound.copyRatio, 3)}`, "", ""])
     }
   }
   if (r.writePath) {

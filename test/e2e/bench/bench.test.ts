@@ -54,6 +54,10 @@ describe("npm run bench (smoke)", () => {
         expect(landing.fetchOnly.copyRatio).toBeGreaterThan(0)
         expect(landing.fetchOnly.cpuSecPer10k).toBeGreaterThan(0)
         expect(landing.fetchOnly.emulatorCpuSecPer10k).toBeGreaterThan(0)
+        // the bound its CPU per row allows: the cores over the three processes' CPU per row
+        const perRow = landing.cpuSecPer10k + landing.postgresCpuSecPer10k + landing.emulatorCpuSecPer10k
+        expect(landing.cpuBound.rowsPerSec).toBeCloseTo((landing.cpuBound.cores * 10_000) / perRow, 6)
+        expect(landing.cpuBound.copyRatio).toBeCloseTo(landing.cpuBound.rowsPerSec / landing.copyRowsPerSec, 6)
 
         // the write path alone, two ways over the same pages: the bench itself fails unless both landed every job
         // alike; here, that each way was timed against COPY and cost the connector and Postgres something
