@@ -3,6 +3,7 @@ import { type DocumentNode, Kind, print } from "graphql"
 import { Context, Duration, Effect, Layer, ParseResult, Random, Redacted, Schedule, Stream } from "effect"
 import { ApiVersionWatch, ApiVersionWatchLive } from "./ApiVersionWatch.js"
 import { decodeEnvelope } from "./envelope.js"
+import { parseJsonBytes } from "./jsonBytes.js"
 import { ServiceEndpoint } from "./ServiceEndpoint.js"
 import { operationName } from "./documents.js"
 import {
@@ -135,7 +136,7 @@ export const makeGraphqlTransport = Effect.gen(function* () {
         )
       )
       const json = yield* Effect.try({
-        try: () => JSON.parse(bytes.toString("utf8")) as unknown,
+        try: () => parseJsonBytes(bytes),
         catch: () => transient(`HTTP ${response.status} with a body that is not JSON (${bytes.length} bytes; truncated?)`)
       })
       const envelope = decodeEnvelope(json)
