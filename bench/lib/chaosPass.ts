@@ -13,7 +13,7 @@ import { childSessionName } from "./chaosRefreshFault.js"
 import { type ChaosReport, lastLines, say } from "./chaosReport.js"
 import type { Env } from "./connector.js"
 import { BenchError } from "./errors.js"
-import { binPath, nodeEnv, workerNodeArgs, type EmulatorProcess } from "./emulatorProcess.js"
+import { binPath, nodeArgs, nodeEnv, type EmulatorProcess } from "./emulatorProcess.js"
 import type { Prng } from "./prng.js"
 import { accountsHeldBy, backfillsUnderCap, databaseNow, type Hang, hangUntilTaken, runAgainSeconds, stallSnapshot, secondsUntil, whyNotRunAgain, withWorkLeft } from "./workerFaults.js"
 
@@ -59,7 +59,7 @@ export const chaosPasses = (ctx: {
 
   /** A `worker` child: its sessions are named after childSessionName (the refresh-commit fault and terminations find them). */
   const spawnWorker = (extraEnv: Record<string, string>) => {
-    const child = spawn(process.execPath, [...workerNodeArgs, binPath, "worker", "--concurrency", String(options.accounts)], {
+    const child = spawn(process.execPath, [...nodeArgs, binPath, "worker", "--concurrency", String(options.accounts)], {
       env: { ...process.env, ...nodeEnv, LOG_LEVEL: "WARN", ...env, ...workerEnv, ...extraEnv },
       stdio: ["ignore", "ignore", "pipe"]
     })

@@ -12,13 +12,6 @@ export const binPath = fileURLToPath(new URL("../../bin/account-sync.mjs", impor
 /** The node flags the program is started with wherever it ships (bin's shebang, the Dockerfile, `npm run demo`). */
 export const nodeArgs: ReadonlyArray<string> = ["--max-semi-space-size=8", "--v8-pool-size=2", "--heap-growing-percent=30"]
 
-/**
- * The flags of a `worker` as its Kubernetes deployment starts it (config/kubernetes/deployment-workers.yaml): the same,
- * with semi-spaces of 32 MB. A worker holds many accounts' pages in flight at once, and with 8 MB its young generation
- * promoted them to the old one, whose collections took a fifth of its CPU (docs/performance.md).
- */
-export const workerNodeArgs: ReadonlyArray<string> = nodeArgs.map((a) => (a.startsWith("--max-semi-space-size=") ? "--max-semi-space-size=32" : a))
-
 /** What bin's shebang sets in the environment of the program it starts (glibc's malloc arenas and mmap threshold). */
 export const nodeEnv: Readonly<Record<string, string>> = { MALLOC_ARENA_MAX: "2", MALLOC_MMAP_THRESHOLD_: "131072" }
 

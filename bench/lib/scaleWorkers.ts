@@ -10,7 +10,7 @@ import { newAccount } from "./benchAccounts.js"
 import { childEnv, connectAccount, connectorLayer, type Env, settingsFor } from "./connector.js"
 import { benchDatabaseUrl, freshSchemaName } from "./database.js"
 import { BenchError } from "./errors.js"
-import { binPath, nodeEnv, workerNodeArgs, type EmulatorProcess } from "./emulatorProcess.js"
+import { binPath, nodeArgs, nodeEnv, type EmulatorProcess } from "./emulatorProcess.js"
 
 /** What the scale bench's parts share: worker processes, their accounts in a schema of their own, the queue, waits. */
 export const say = (line: string) => Effect.sync(() => process.stderr.write(`bench: scale: ${line}\n`))
@@ -66,7 +66,7 @@ export const procSample = (pid: number) => {
 export const startWorker = (env: Env, concurrency: number) =>
   Effect.acquireRelease(
     Effect.sync(() => {
-      const child = spawn(process.execPath, [...workerNodeArgs, binPath, "worker", "--concurrency", String(concurrency)], { env: { ...process.env, ...nodeEnv, ...env }, stdio: ["ignore", "ignore", "pipe"] })
+      const child = spawn(process.execPath, [...nodeArgs, binPath, "worker", "--concurrency", String(concurrency)], { env: { ...process.env, ...nodeEnv, ...env }, stdio: ["ignore", "ignore", "pipe"] })
       let tail = ""
       child.stderr!.on("data", (c: Buffer) => void (tail = (tail + c.toString()).slice(-4000)))
       const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()))

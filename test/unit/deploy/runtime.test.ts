@@ -1,8 +1,7 @@
 import { describe, expect, it } from "vitest"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { nodeArgs, nodeEnv, workerNodeArgs } from "../../../bench/lib/emulatorProcess.js"
-import { documentsOf, kubernetesDirectory } from "../../support/manifests.js"
+import { nodeArgs, nodeEnv } from "../../../bench/lib/emulatorProcess.js"
 
 const root = path.resolve(import.meta.dirname, "../../..")
 const major = (version: string) => Number(version.replace(/^v/, "").split(".")[0])
@@ -39,14 +38,5 @@ describe("runtime: Node 24 LTS", () => {
     expect(pkg.scripts.demo).toBe(`${malloc} node ${flags.join(" ")} bin/account-sync.mjs demo`)
     expect(nodeArgs).toEqual(flags)
     expect(nodeEnv).toEqual({ MALLOC_ARENA_MAX: "2", MALLOC_MMAP_THRESHOLD_: "131072" })
-  })
-
-  it("a worker as its Kubernetes deployment starts it, and as the bench starts it: the image's entrypoint with semi-spaces of 32 MB, nothing else changed", () => {
-    const entrypoint = JSON.parse(/^ENTRYPOINT (\[.*\])$/m.exec(fs.readFileSync(path.join(root, "Dockerfile"), "utf8"))![1]!) as Array<string>
-    const worker = entrypoint.map((a) => (a === "--max-semi-space-size=8" ? "--max-semi-space-size=32" : a))
-    expect(worker).not.toEqual(entrypoint)
-    const [deployment] = documentsOf(path.join(kubernetesDirectory, "deployment-workers.yaml"))
-    expect(deployment!.spec.template.spec.containers[0].command).toEqual(worker)
-    expect(workerNodeArgs).toEqual(worker.slice(1, -1))
   })
 })
