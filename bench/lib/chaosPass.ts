@@ -15,7 +15,7 @@ import type { Env } from "./connector.js"
 import { BenchError } from "./errors.js"
 import { binPath, nodeArgs, nodeEnv, type EmulatorProcess } from "./emulatorProcess.js"
 import type { Prng } from "./prng.js"
-import { accountsHeldBy, backfillsUnderCap, databaseNow, type Hang, hangUntilTaken, runAgainSeconds, stallSnapshot, secondsUntil, whyNotRunAgain, withWorkLeft } from "./workerFaults.js"
+import { accountsHeldBy, backfillsUnderCap, databaseNow, type Hang, hangUntilTaken, runAgainSeconds, secondsUntil, stallSnapshot, whyNotRunAgain, withWorkLeft } from "./workerFaults.js"
 
 const waitExit = (child: ChildProcess) =>
   Effect.async<{ code: number | null }>((resume) => {
@@ -177,10 +177,14 @@ export const chaosPasses = (ctx: {
           if (held[i]!.length > 0) {
             // the live worker lands pages for the accounts before the hung one comes back with what it had in flight
             const stoppedAt = yield* databaseNow
-            const hang = yield* hangUntilTaken(workers[i]!.child.pid!, 60, Effect.sleep("2 seconds"), (accounts) => stallSnapshot(`${schema}_queue`, accounts))
+            // not taken in time: the accounts' jobs and leases, the workers' sessions and the queue's monitor, read while
+            // the worker is still stopped
+            const stalled = (accounts: ReadonlyArray<string>) =>
+              Effect.zipWith(whyNotRunAgain(`${schema}_queue`, accounts, stoppedAt), stallSnapshot(`${schema}_queue`), (why, sessions) => `${why}\n  ${sessions}`)
+            const hang = yield* hangUntilTaken(workers[i]!.child.pid!, 60, Effect.sleep("2 seconds"), stalled)
             hangs.push({ pass: name, ...hang })
             passHangs++
-            if (hang.releaseSeconds === undefined) yield* say(`${name}: not taken from the SIGSTOPped worker: ${yield* whyNotRunAgain(`${schema}_queue`, hang.accounts, stoppedAt)}\n  ${hang.stall ?? ""}\n  live worker: ${lastLines(workers[1 - i]!.stderr)}`)
+            if (hang.stall !== undefined) yield* say(`${name}: not taken from the SIGSTOPped worker: ${hang.stall}\n  live worker: ${lastLines(workers[1 - i]!.stderr)}`)
             yield* say(`${name}: worker ${workers[i]!.child.pid} SIGSTOPped holding ${hang.accounts.length} account(s), taken by a live worker after ${hang.releaseSeconds?.toFixed(1) ?? "more than 60"} s, SIGCONT`)
           }
         }

@@ -10,7 +10,7 @@ import { connectAccount } from "./connector.js"
 import { benchDatabaseUrl } from "./database.js"
 import { BenchError } from "./errors.js"
 import type { EmulatorProcess } from "./emulatorProcess.js"
-import { processCpuSeconds } from "./machine.js"
+import { machineCores, processCpuSeconds } from "./machine.js"
 import { connectAndBackfill, inConnector, jobsStream, newAccount, unlimited } from "./benchAccounts.js"
 
 /** Landing end to end against COPY of the same rows (issue 36 point 5; 0.5 before it). */
@@ -117,10 +117,10 @@ export const landingBench = (emulator: EmulatorProcess, jobs: number) =>
         const copyMs = [...copyRunsMs].sort((a, b) => a - b)[Math.floor(copyRunsMs.length / 2)]!
         const rowsPerSec = (run.rows * 1000) / run.wallMs
         const copyRowsPerSec = (jobs * 1000) / copyMs
-        const fetched = yield* fetchOnlyRun(emulator, fetchAccountId)
         const cpuSecPer10k = { connector: (run.cpuMs / 1000) * (10_000 / run.rows), postgres: run.postgresCpuSec * (10_000 / run.rows), emulator: emulatorCpuSec * (10_000 / run.rows) }
-        const cores = os.availableParallelism()
+        const cores = machineCores()
         const boundRowsPerSec = (cores * 10_000) / (cpuSecPer10k.connector + cpuSecPer10k.postgres + cpuSecPer10k.emulator)
+        const fetched = yield* fetchOnlyRun(emulator, fetchAccountId)
         if (fetched.rows !== jobs) return yield* new BenchError({ step: "landing", reason: `fetched ${fetched.rows} rows, expected ${jobs}` })
         return {
           jobs,

@@ -12,12 +12,15 @@ export interface MachineInfo {
   readonly loadAverage: ReadonlyArray<number>
 }
 
+/** The machine's cores, as every figure of the bench divides by them. */
+export const machineCores = () => os.cpus().length
+
 export const machineInfo = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   const rows = yield* sql<{ v: string }>`SELECT current_setting('server_version') AS v`
   return {
     cpu: os.cpus()[0]?.model.trim() ?? "unknown",
-    cores: os.cpus().length,
+    cores: machineCores(),
     memoryGb: Math.round((os.totalmem() / 1024 ** 3) * 10) / 10,
     node: process.version,
     postgres: rows[0]?.v ?? "unknown",

@@ -4,6 +4,7 @@ import * as fs from "node:fs"
 import * as net from "node:net"
 import * as os from "node:os"
 import type { Env } from "./connector.js"
+import { machineCores } from "./machine.js"
 import { mainThreadSchedule, procSample } from "./scaleWorkers.js"
 
 /**
@@ -150,7 +151,7 @@ export const startBoundProbe = (applicationName: string, pids: ReadonlyArray<num
         const { samples, active } = yield* Ref.get(activeSamples)
         const accountSeconds = Math.max(jobs!.account_seconds, 1e-9)
         const shares: BoundShares = {
-          workersCpu: run.workersCpuSeconds / run.wallSeconds / os.cpus().length,
+          workersCpu: run.workersCpuSeconds / run.wallSeconds / machineCores(),
           machineCpu: (cpuAfter.busy - cpuBefore.busy) / Math.max(1, cpuAfter.total - cpuBefore.total),
           emulatorCpu: run.emulatorCpuShare,
           bucketWait: runs!.waited / accountSeconds,

@@ -62,15 +62,15 @@ export interface Hang {
   readonly accounts: ReadonlyArray<string>
   /** From SIGSTOP until another worker had taken the lease of every one of them; undefined when not within the bound. */
   readonly releaseSeconds: number | undefined
-  /** When not taken within the bound: the workers' sessions and the queue's supervision as Postgres saw them then. */
+  /** When not taken within the bound: what `onStall` found then, before the SIGCONT. */
   readonly stall?: string
 }
 
 /**
- * The workers' Postgres sessions (what each is doing or waiting on, for how long, who blocks it), the account queue's
- * monitor claim and the jobs of `accounts`: what a failover that did not come was waiting for.
+ * The workers' Postgres sessions (what each is doing or waiting on, for how long, who blocks it) and the account
+ * queue's monitor claim: what a failover that did not come was waiting for (the accounts' jobs: whyNotRunAgain).
  */
-export const stallSnapshot = (queueSchema: string, accounts: ReadonlyArray<string>) =>
+export const stallSnapshot = (queueSchema: string) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const sessions = yield* Effect.orDie(sql<{ line: string }>`
@@ -82,11 +82,7 @@ export const stallSnapshot = (queueSchema: string, accounts: ReadonlyArray<strin
       SELECT format('queue %s: monitor_on %s s ago, monitor_claim_on %s s ago', name, round(extract(epoch FROM now() - monitor_on)::numeric, 1),
         round(extract(epoch FROM now() - monitor_claim_on)::numeric, 1)) AS line
       FROM ${sql(queueSchema)}.queue WHERE name = 'account-work'`)
-    const jobs = yield* Effect.orDie(sql<{ line: string }>`
-      SELECT format('job %s of %s: %s, heartbeat %s s ago, started %s s ago', id, data->>'accountId', state,
-        round(extract(epoch FROM now() - heartbeat_on)::numeric, 1), round(extract(epoch FROM now() - started_on)::numeric, 1)) AS line
-      FROM ${sql(queueSchema)}.job WHERE name = 'account-work' AND data->>'accountId' IN ${sql.in(accounts)} AND state IN ('created', 'retry', 'active')`)
-    return [...monitor, ...jobs, ...sessions].map((r) => r.line).join("\n  ")
+    return [...monitor, ...sessions].map((r) => r.line).join("\n  ")
   })
 
 const signal = (pid: number, sig: NodeJS.Signals) => {
@@ -166,14 +162,15 @@ export const databaseNow = Effect.flatMap(SqlClient.SqlClient, (sql) =>
 
 /**
  * Why accounts did not run again, from the queue and the leases: each account's jobs of the account queue (state,
- * attempts, priority, due in, last error), its lease (holder, expiring in) and whether it ran since `since`.
+ * attempts, priority, due in, heartbeat age, last error), its lease (holder, expiring in) and whether it ran since `since`.
  */
 export const whyNotRunAgain = (queueSchema: string, accounts: ReadonlyArray<string>, since: Date) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    const jobs = yield* Effect.orDie(sql<{ account_id: string; state: string; retry_count: number; priority: number; due_in: number; error: string | null }>`
+    const jobs = yield* Effect.orDie(sql<{ account_id: string; state: string; retry_count: number; priority: number; due_in: number; beat_ago: number | null; error: string | null }>`
       SELECT data->>'accountId' AS account_id, state, retry_count, priority,
-        round(extract(epoch FROM start_after - now()))::int AS due_in, output->'value'->>'message' AS error
+        round(extract(epoch FROM start_after - now()))::int AS due_in, round(extract(epoch FROM now() - heartbeat_on))::int AS beat_ago,
+        output->'value'->>'message' AS error
       FROM ${sql(queueSchema)}.job WHERE name = 'account-work' AND data->>'accountId' IN ${sql.in(accounts)} ORDER BY created_on`)
     const leases = yield* Effect.orDie(sql<{ account_id: string; holder: string; expires_in: number | null }>`
       SELECT account_id, holder, CASE WHEN isfinite(expires_at) THEN round(extract(epoch FROM expires_at - now()))::int END AS expires_in FROM account_leases WHERE account_id IN ${sql.in(accounts)}`)
@@ -182,7 +179,7 @@ export const whyNotRunAgain = (queueSchema: string, accounts: ReadonlyArray<stri
     return accounts
       .map((a) => {
         const lease = leases.find((l) => l.account_id === a)
-        const its = jobs.filter((j) => j.account_id === a).map((j) => `${j.state} (attempt ${j.retry_count}, priority ${j.priority}, due in ${j.due_in} s${j.error ? `, ${j.error}` : ""})`)
+        const its = jobs.filter((j) => j.account_id === a).map((j) => `${j.state} (attempt ${j.retry_count}, priority ${j.priority}, due in ${j.due_in} s${j.beat_ago === null ? "" : `, heartbeat ${j.beat_ago} s ago`}${j.error ? `, ${j.error}` : ""})`)
         return `${a}: ${ran.some((r) => r.account_id === a) ? "ran again" : "not run again"}; lease ${lease ? `${lease.holder}, ${lease.expires_in === null ? "released" : `expiring in ${lease.expires_in} s`}` : "none"}; jobs ${its.join(", ") || "none"}`
       })
       .join("; ")
